@@ -1,0 +1,204 @@
+"""Run one experiment point: boot a guest with the device, run MIO in it,
+collect the guest's files, the device's per-miss records, statistics and
+effective properties, and write manifest.json and summary.json."""
+
+import csv
+import json
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import tempfile
+import time
+
+import spec as specmod
+import stats
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
+DEVICE_ID = "cxl-vmem0"
+DEFAULT_CACHE_PCT = 5
+
+
+def device_spec(point, outdir):
+    """The -device string (without bus/memdev/id) and the device section."""
+    dev = specmod.section(point, "device.")
+    driver = dev.pop("driver", "cxl-ssd")
+    if driver == "cxl-ssd" and "record" not in dev:
+        dev["record"] = os.path.join(outdir, "misses.csv")
+    props = ",".join(f"{k}={v.replace(',', ',,')}" for k, v in dev.items())
+    return driver + ("," + props if props else ""), driver, dev
+
+
+def cache_bytes(point):
+    mem = specmod.parse_size(point.get("guest.mem-size", "256M"))
+    size = point.get("device.cache-size")
+    if size and specmod.parse_size(size) > 0:
+        return specmod.parse_size(size)
+    return mem * DEFAULT_CACHE_PCT // 100
+
+
+def mio_args(point, target):
+    args = ["--target", target]
+    opts = specmod.section(point, "mio.")
+    if "wss-ratio" in opts and "cache-bytes" not in opts:
+        opts["cache-bytes"] = str(cache_bytes(point))
+    for k, v in opts.items():
+        if v == "on":
+            args.append(f"--{k}")
+        elif v != "off":
+            args += [f"--{k}", v]
+    return args
+
+
+def job_script(point):
+    """Shell job for the guest: the chase on the device, then optionally the
+    same chase on ordinary guest RAM (same boot, same vCPU)."""
+    raw = point.get("run.raw", "on") == "on"
+    runs = [("dax", mio_args(point, "$DAX"))]
+    if point.get("run.ram-baseline", "off") == "on":
+        runs.append(("ram", mio_args(point, "anon") + ["--thp", "never"]))
+    lines = ["set -e"]
+    for tag, args in runs:
+        outs = [f"--summary-csv /tmp/mio-{tag}-summary.csv",
+                f"--cdf /tmp/mio-{tag}-cdf.csv",
+                f"--hist /tmp/mio-{tag}-hist.csv"]
+        if raw:
+            outs.append(f"--raw /tmp/mio-{tag}-raw.csv")
+        cmd = " ".join(["mio"] + [a if a == "$DAX" else shlex.quote(a)
+                                  for a in args] + outs)
+        lines += [f"echo '+ {cmd}'",
+                  f"{cmd} >/tmp/mio-{tag}.out",
+                  f"cat /tmp/mio-{tag}.out"]
+        for kind in ["summary", "cdf", "hist"] + (["raw"] if raw else []):
+            lines.append(f"emit mio-{tag}-{kind}.csv /tmp/mio-{tag}-{kind}.csv")
+        lines.append(f"emit mio-{tag}.out /tmp/mio-{tag}.out")
+    return "\n".join(lines) + "\n"
+
+
+def git_commit():
+    try:
+        rev = subprocess.run(["git", "-C", TOP, "rev-parse", "HEAD"],
+                             capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "-C", TOP, "status", "--porcelain",
+                                "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+        return rev.stdout.strip() + ("-dirty" if dirty else "")
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        return "unknown"
+
+
+def host_cpu():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def read_kv(path):
+    out = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                if "=" in line:
+                    k, v = line.rstrip("\n").split("=", 1)
+                    out[k] = v
+    return out
+
+
+def read_json(path):
+    if os.path.exists(path):
+        with open(path) as f:
+            return json.load(f)
+    return None
+
+
+def accel_used(outdir):
+    """boot-guest prints "booting (<accel>, ..." in its log."""
+    log = os.path.join(outdir, "boot-guest.log")
+    if os.path.exists(log):
+        with open(log) as f:
+            for line in f:
+                if "booting (" in line:
+                    return line.split("booting (", 1)[1].split(",", 1)[0]
+    return "unknown"
+
+
+def run(point_name, point, outdir, spec_path, log=print):
+    """Run one point into @outdir (must not exist).  Returns summary dict."""
+    os.makedirs(outdir)
+    devstr, driver, devprops = device_spec(point, outdir)
+    guest = specmod.section(point, "guest.")
+    with tempfile.TemporaryDirectory(prefix="cxlssd-point-") as tmp:
+        jobfile = os.path.join(tmp, "job.sh")
+        with open(jobfile, "w") as f:
+            f.write(job_script(point))
+        qmpdir = os.path.join(tmp, "qmp")
+        os.makedirs(qmpdir)
+        cmd = [os.path.join(TOP, "vm-images", "boot-guest"),
+               "--job", jobfile, "--results", outdir, "--device", devstr]
+        extra = ["-no-shutdown"]
+        for opt in ("mem-size", "ram", "smp", "accel", "timeout", "cpu"):
+            if opt in guest:
+                cmd += [f"--{opt}", guest[opt]]
+        if guest.get("ram-backend") == "memfd":
+            ram = guest.get("ram", "1G")
+            extra += ["-object", f"memory-backend-memfd,id=guestram,size={ram}",
+                      "-M", "memory-backend=guestram"]
+        cmd += ["--"] + extra
+        collector = subprocess.Popen(
+            [os.path.join(TOP, "bench", "qmp-collect"),
+             os.path.join(outdir, "qmp.sock"), qmpdir, DEVICE_ID],
+            stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "collect.err"), "w"))
+        start = time.monotonic()
+        with open(os.path.join(tmp, "boot-guest.log"), "w") as blog:
+            rc = subprocess.call(cmd, stdout=blog, stderr=subprocess.STDOUT)
+        elapsed = time.monotonic() - start
+        try:
+            collector.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            collector.kill()
+        for name in os.listdir(qmpdir):
+            shutil.move(os.path.join(qmpdir, name), os.path.join(outdir, name))
+        shutil.copy(os.path.join(tmp, "boot-guest.log"), outdir)
+        shutil.copy(jobfile, os.path.join(outdir, "job.sh"))
+
+    ginfo = read_kv(os.path.join(outdir, "guest-info"))
+    version_file = os.path.join(BUILD, "qemu", "VERSION")
+    manifest = {
+        "experiment_spec": os.path.relpath(spec_path, TOP) if spec_path else None,
+        "point": point_name,
+        "parameters": point,
+        "device_driver": driver,
+        "device_command_line": devstr,
+        "device_properties": read_json(os.path.join(outdir, f"device-{DEVICE_ID}.json")),
+        "qemu_version": (open(version_file).read().strip()
+                         if os.path.exists(version_file) else "unknown"),
+        "qemu_query_version": read_json(os.path.join(outdir, "qemu-version.json")),
+        "guest_kernel": ginfo.get("uname_r", "unknown"),
+        "guest_cpu_model": ginfo.get("cpu_model"),
+        "accelerator": accel_used(outdir),
+        "host_cpu": host_cpu(),
+        "host_kernel": platform.release(),
+        "git_commit": git_commit(),
+        "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - elapsed)),
+        "elapsed_s": round(elapsed, 1),
+        "boot_guest_status": rc,
+        "status": "ok" if rc == 0 else "failed",
+    }
+    summary = stats.summarize_point(outdir, point)
+    manifest["summary"] = summary
+    with open(os.path.join(outdir, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    with open(os.path.join(outdir, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    return manifest
+
+
+def write_csv(path, rows, header):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)

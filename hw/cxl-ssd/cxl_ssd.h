@@ -1,0 +1,84 @@
+/*
+ * cxl-ssd: a CXL Type-3 memory device whose media is a DRAM cache in front
+ * of NAND, modeled by hw/cxl-ssd/model and trapped by hw/cxl-ssd/trap.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef HW_CXL_SSD_H
+#define HW_CXL_SSD_H
+
+#include "hw/cxl/cxl_device.h"
+#include "model/config.h"
+#include "model/model.h"
+#include "model/record.h"
+#include "trap/trap.h"
+
+#define TYPE_CXL_SSD "cxl-ssd"
+OBJECT_DECLARE_TYPE(CXLSSDState, CXLSSDClass, CXL_SSD)
+
+typedef enum CXLSSDMode {
+    CXL_SSD_MODE_UFFD,      /* resident pages mapped, misses via userfaultfd */
+    CXL_SSD_MODE_MMIO,      /* every access through the MMIO path */
+} CXLSSDMode;
+
+typedef struct CXLSSDMmio CXLSSDMmio;
+
+struct CXLSSDState {
+    CXLType3Dev parent_obj;
+
+    /* Properties: model values live directly in cfg */
+    struct cxlssd_config cfg;
+    char *policy;
+    char *eviction;
+    char *mode_name;
+    char *delivery;
+    char *handler_cpus;
+    char *record_path;
+    uint32_t handler_threads;
+    uint64_t dram_latency_ns;
+    bool bql;
+    bool compensate;
+    bool track_dirty;
+
+    /* Realized state */
+    CXLSSDMode mode;
+    struct cxlssd_model *model;
+    struct cxlssd_trap *trap;       /* uffd mode */
+    CXLSSDMmio *mmio;               /* mmio mode */
+    uint8_t *media;                 /* uffd: registered mapping of the memfd;
+                                     * mmio: the backend's own mapping */
+    uint64_t media_size;
+    const char *accel;
+
+    /* Window overlay, present while HDM decoder 0 is committed */
+    MemoryRegion overlay;
+    bool overlay_mapped;
+    hwaddr overlay_hpa;
+
+    /* Host thread ids of the vCPUs, indexed by cpu_index (snapshot at
+     * commit, read by handler threads without the BQL) */
+    int nr_vcpus;
+    pid_t *vcpu_tids;
+
+    void (*parent_reg_write)(void *opaque, hwaddr offset, uint64_t value,
+                             unsigned size);
+};
+
+/* cxl_ssd_window.c: HDM commit tracking and the overlay */
+void cxl_ssd_window_init(CXLSSDState *s);
+void cxl_ssd_window_unmap(CXLSSDState *s);
+
+/* cxl_ssd_mmio.c */
+bool cxl_ssd_mmio_init(CXLSSDState *s, Error **errp);
+void cxl_ssd_mmio_free(CXLSSDState *s);
+void cxl_ssd_mmio_init_overlay(CXLSSDState *s, uint64_t dpa, uint64_t size);
+
+/* cxl_ssd_hooks.c: BQL policy and vCPU identification for the trap */
+void cxl_ssd_hooks_fill(CXLSSDState *s, struct cxlssd_trap_hooks *hooks);
+void cxl_ssd_snapshot_vcpus(CXLSSDState *s);
+int cxl_ssd_vcpu_index(CXLSSDState *s, pid_t tid);
+
+/* cxl_ssd_stats.c */
+void cxl_ssd_stats_class_init(ObjectClass *oc);
+
+#endif

@@ -1,0 +1,81 @@
+/*
+ * cxl-ssd trap hooks: the BQL policy and vCPU identification for misses
+ * served on handler threads.
+ *
+ * With bql=on a handler takes the BQL before the model decision and keeps
+ * it through the NAND wait and the mapping, as Cylon's MMIO exit path does.
+ * It never waits for the BQL when the faulting thread holds it (the main
+ * loop running "xp" or a device doing DMA under the BQL): that thread is
+ * blocked in the fault and would never release it.  bql_holder_thread_id()
+ * comes from qemu-patches/0002.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/main-loop.h"
+#include "hw/core/cpu.h"
+#include "cxl_ssd.h"
+
+static bool cxl_ssd_serialize_begin(void *opaque, pid_t tid)
+{
+    CXLSSDState *s = opaque;
+
+    if (!s->bql || bql_holder_thread_id() == tid) {
+        return false;
+    }
+    bql_lock();
+    return true;
+}
+
+static void cxl_ssd_serialize_end(void *opaque)
+{
+    bql_unlock();
+}
+
+static int cxl_ssd_vcpu_index_hook(void *opaque, pid_t tid)
+{
+    return cxl_ssd_vcpu_index(opaque, tid);
+}
+
+void cxl_ssd_hooks_fill(CXLSSDState *s, struct cxlssd_trap_hooks *hooks)
+{
+    *hooks = (struct cxlssd_trap_hooks) {
+        .opaque = s,
+        .serialize_begin = cxl_ssd_serialize_begin,
+        .serialize_end = cxl_ssd_serialize_end,
+        .vcpu_index = cxl_ssd_vcpu_index_hook,
+    };
+}
+
+/*
+ * vCPU threads exist before -device devices are realized; the snapshot is
+ * taken once, under the BQL, and only read afterwards (CPU hotplug is not
+ * supported by cxl-ssd).
+ */
+void cxl_ssd_snapshot_vcpus(CXLSSDState *s)
+{
+    CPUState *cpu;
+    int n = 0;
+
+    CPU_FOREACH(cpu) {
+        n = MAX(n, cpu->cpu_index + 1);
+    }
+    s->vcpu_tids = g_new0(pid_t, n);
+    s->nr_vcpus = n;
+    CPU_FOREACH(cpu) {
+        s->vcpu_tids[cpu->cpu_index] = cpu->thread_id;
+    }
+}
+
+int cxl_ssd_vcpu_index(CXLSSDState *s, pid_t tid)
+{
+    int i;
+
+    for (i = 0; i < s->nr_vcpus; i++) {
+        if (s->vcpu_tids[i] == tid) {
+            return i;
+        }
+    }
+    return -1;
+}

@@ -1,0 +1,57 @@
+/*
+ * Page-mapped FTL over struct nand: logical-to-physical map, writes striped
+ * across channels then LUNs, greedy garbage collection per LUN driven by
+ * free-block thresholds, write amplification.  Thread-safe: every entry
+ * point takes the FTL's own mutex for the computation only (never while a
+ * caller waits for a deadline).
+ */
+#ifndef CXLSSD_MODEL_FTL_H
+#define CXLSSD_MODEL_FTL_H
+
+#include <stdint.h>
+#include "config.h"
+#include "nand.h"
+
+struct ftl;
+
+struct ftl_stats {
+    uint64_t host_writes;       /* pages written by the host */
+    uint64_t nand_writes;       /* pages programmed (host + GC copies) */
+    uint64_t gc_runs;           /* victim blocks collected */
+    uint64_t gc_pages_moved;
+    uint64_t erases;
+    uint64_t reads;             /* NAND page reads issued (host + GC) */
+    uint64_t zero_page_reads;   /* reads of never-written pages */
+};
+
+/* Geometry from @cfg; blocks_per_lun derived when cfg->blocks_per_lun == 0.
+ * Returns NULL with @err set if the geometry cannot hold the logical pages. */
+struct ftl *ftl_new(const struct cxlssd_config *cfg, char *err, size_t errlen);
+void ftl_free(struct ftl *f);
+
+/* Completion time of a read of logical page @lpn issued at @now_ns.
+ * A never-written page completes at @now_ns unless cfg->precondition. */
+uint64_t ftl_read(struct ftl *f, uint64_t lpn, uint64_t now_ns);
+
+/* Completion time of a write (program) of @lpn issued at @now_ns, including
+ * any garbage collection it triggers on the target LUN's timelines.  Never
+ * fails: GC always finds space because of over-provisioning. */
+uint64_t ftl_write(struct ftl *f, uint64_t lpn, uint64_t now_ns);
+
+/* Current physical location of @lpn, or UINT32_MAX if never written. */
+cxlssd_ppa ftl_lookup(struct ftl *f, uint64_t lpn);
+
+void ftl_get_stats(struct ftl *f, struct ftl_stats *out);
+/* Write amplification = nand_writes / host_writes (1.0 when no writes). */
+double ftl_waf(struct ftl *f);
+uint64_t ftl_channel_busy_ns(struct ftl *f, uint32_t ch);
+uint32_t ftl_channels(const struct ftl *f);
+
+/* Bytes of metadata the FTL keeps (map, reverse map, block info). */
+uint64_t ftl_metadata_bytes(const struct ftl *f);
+
+/* Debug/test: check internal consistency (every mapped lpn's reverse entry
+ * points back, valid counts match).  Returns 0 if consistent. */
+int ftl_check(struct ftl *f);
+
+#endif

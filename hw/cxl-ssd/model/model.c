@@ -1,0 +1,819 @@
+/*
+ * cxl-ssd cache engine: page states, frames, policies, prefetch, dirty
+ * state and statistics in front of the FTL/NAND model.  See model.h for
+ * the state machine and the miss protocol.
+ *
+ * Metadata:
+ *   per device page  1 B   state byte (state, dirty, reference frequency,
+ *                           prefetched, ghost, handover), changed by CAS
+ *   per frame       13 B   slot -> page, prev/next links, queue id
+ *                 + 16 B   LOADING-deadline hash (power of two >= frames+1)
+ *                 +  4 B   S3-FIFO ghost ring (only for s3fifo)
+ *   per set        ~64 B   (one set unless cache-ways is set)
+ *
+ * Frames: an atomic free-frame counter per set (and in total).  A fill
+ * takes a free frame, or else picks a victim whose frame passes straight
+ * to the fill (the victim is marked HANDOVER, so its evict_done() does not
+ * free a frame).  Victims chosen by the background evictor free their frame
+ * at evict_done().  So CACHED + LOADING <= frames and, because the glue
+ * unmaps victims before it maps the fill, mapped pages <= frames.
+ *
+ * Locking: one policy mutex, held only for a decision (state CAS for a
+ * fill, frame/victim choice, FTL read timing, LOADING table) -- never while
+ * anyone waits.  Page bytes are changed only by CAS, so hits, references
+ * and evict_done() run without the mutex.  Writebacks (ftl_write) are
+ * issued after the mutex is dropped; the FTL has its own mutex.
+ */
+#include "model.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ftl.h"
+#include "policy.h"
+
+struct ld_entry {
+    uint32_t page;              /* LD_EMPTY if free */
+    uint32_t pad;
+    uint64_t deadline_ns;
+};
+#define LD_EMPTY UINT32_MAX
+
+struct cxlssd_model {
+    struct cxlssd_config cfg;
+    uint64_t pages;
+    uint32_t frames;
+    uint32_t nsets, ways;
+    const struct policy_ops *pol;
+    struct ftl *ftl;
+
+    pthread_mutex_t lock;       /* policy mutex */
+    struct pol_ctx pc;
+    struct pol_set *sets;
+    uint32_t ghost_total;
+    uint32_t bg_cursor;         /* background eviction: next set */
+
+    struct ld_entry *ld;        /* LOADING page -> deadline */
+    uint32_t ld_mask;
+
+    uint32_t low_frames, high_frames;   /* background watermarks */
+    uint32_t set_high;                  /* per-set high watermark */
+
+    _Atomic uint64_t free_total;
+    _Atomic uint64_t pending_total;
+    _Atomic uint64_t resident;
+
+    /* statistics */
+    _Atomic uint64_t st_misses, st_loading_waits, st_trapped_hits,
+        st_write_hits, st_ev_clean, st_ev_dirty, st_pf_issued, st_pf_used,
+        st_pf_late;
+};
+
+#define RLX memory_order_relaxed
+
+static inline void stat_add(_Atomic uint64_t *c, uint64_t v)
+{
+    atomic_fetch_add_explicit(c, v, RLX);
+}
+
+uint64_t cxlssd_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const struct policy_ops *policy_ops_of(enum cxlssd_policy p)
+{
+    switch (p) {
+    case CXLSSD_POLICY_FIFO: return &cxlssd_policy_fifo;
+    case CXLSSD_POLICY_LIFO: return &cxlssd_policy_lifo;
+    case CXLSSD_POLICY_CLOCK: return &cxlssd_policy_clock;
+    case CXLSSD_POLICY_S3FIFO: return &cxlssd_policy_s3fifo;
+    default: return NULL;
+    }
+}
+
+/* ---- LOADING table: open addressing, linear probing, backward-shift
+ * deletion; at most `frames` entries in a table of > frames slots. ---- */
+
+static inline uint32_t ld_hash(const struct cxlssd_model *m, uint32_t page)
+{
+    return (uint32_t)((page * 0x9E3779B97F4A7C15ull) >> 32) & m->ld_mask;
+}
+
+static void ld_insert(struct cxlssd_model *m, uint32_t page, uint64_t dl)
+{
+    uint32_t i = ld_hash(m, page);
+    while (m->ld[i].page != LD_EMPTY && m->ld[i].page != page) {
+        i = (i + 1) & m->ld_mask;
+    }
+    m->ld[i].page = page;
+    m->ld[i].deadline_ns = dl;
+}
+
+static struct ld_entry *ld_find(struct cxlssd_model *m, uint32_t page)
+{
+    uint32_t i = ld_hash(m, page);
+    while (m->ld[i].page != LD_EMPTY) {
+        if (m->ld[i].page == page) {
+            return &m->ld[i];
+        }
+        i = (i + 1) & m->ld_mask;
+    }
+    return NULL;
+}
+
+static void ld_remove(struct cxlssd_model *m, uint32_t page)
+{
+    struct ld_entry *e = ld_find(m, page);
+    if (!e) {
+        return;
+    }
+    uint32_t i = (uint32_t)(e - m->ld);
+    uint32_t j = i;
+    for (;;) {
+        j = (j + 1) & m->ld_mask;
+        if (m->ld[j].page == LD_EMPTY) {
+            break;
+        }
+        uint32_t h = ld_hash(m, m->ld[j].page);
+        /* can entry j move to hole i?  yes unless h lies cyclically in
+         * (i, j] */
+        bool stay = (i <= j) ? (i < h && h <= j) : (i < h || h <= j);
+        if (!stay) {
+            m->ld[i] = m->ld[j];
+            i = j;
+        }
+    }
+    m->ld[i].page = LD_EMPTY;
+}
+
+/* ---- sets and frames ---- */
+
+static inline struct pol_set *set_of(struct cxlssd_model *m, uint64_t page)
+{
+    return &m->sets[m->nsets == 1 ? 0 : page % m->nsets];
+}
+
+static void sets_reset(struct cxlssd_model *m)
+{
+    uint32_t ghost_base = 0;
+    for (uint32_t s = 0; s < m->nsets; s++) {
+        struct pol_set *ps = &m->sets[s];
+        ps->base = s * m->ways;
+        ps->n = m->ways;
+        m->pol->reset(&m->pc, ps);
+        /* free slot list: base, base+1, ... */
+        ps->free_head = POL_NIL;
+        for (uint32_t i = ps->n; i-- > 0;) {
+            uint32_t slot = ps->base + i;
+            m->pc.q[slot] = POL_Q_FREE;
+            m->pc.next[slot] = ps->free_head;
+            m->pc.prev[slot] = POL_NIL;
+            m->pc.slot_page[slot] = 0;
+            ps->free_head = slot;
+        }
+        atomic_store(&ps->nfree, ps->n);
+        atomic_store(&ps->pending, 0);
+        ps->small_target = ps->n / 10 ? ps->n / 10 : 1;
+        if (m->pol == &cxlssd_policy_s3fifo) {
+            ps->ghost_cap = ps->n - (ps->small_target < ps->n ?
+                                     ps->small_target : ps->n);
+            ps->ghost_base = ghost_base;
+            ghost_base += ps->ghost_cap;
+        } else {
+            ps->ghost_cap = 0;
+            ps->ghost_base = 0;
+        }
+        ps->ghost_head = ps->ghost_len = 0;
+    }
+    atomic_store(&m->free_total, m->frames);
+    atomic_store(&m->pending_total, 0);
+    atomic_store(&m->resident, 0);
+    m->bg_cursor = 0;
+    for (uint32_t i = 0; i <= m->ld_mask; i++) {
+        m->ld[i].page = LD_EMPTY;
+    }
+}
+
+/*
+ * Get a frame in @ps for a new page: a free one, or a victim (CACHED ->
+ * EVICTING|HANDOVER) whose frame passes to the new page.  Returns the slot
+ * or POL_NIL; a victim is appended to out->victims.  Policy mutex held.
+ */
+static uint32_t acquire_frame(struct cxlssd_model *m, struct pol_set *ps,
+                              struct cxlssd_miss *out)
+{
+    if (atomic_load_explicit(&ps->nfree, memory_order_acquire) > 0) {
+        /* only mutex holders decrement, so this cannot underflow */
+        atomic_fetch_sub_explicit(&ps->nfree, 1, memory_order_acq_rel);
+        atomic_fetch_sub_explicit(&m->free_total, 1, memory_order_acq_rel);
+        uint32_t slot = ps->free_head;
+        ps->free_head = m->pc.next[slot];
+        return slot;
+    }
+    uint8_t old;
+    uint32_t slot = m->pol->pick(&m->pc, ps, PS_HANDOVER, &old);
+    if (slot == POL_NIL) {
+        return POL_NIL;
+    }
+    struct cxlssd_victim *v = &out->victims[out->nvictims++];
+    v->page = m->pc.slot_page[slot];
+    v->dirty = (old & PS_DIRTY) != 0;
+    return slot;
+}
+
+/* Set bits in a page byte by CAS if its state is in @states (bitmask of
+ * 1 << state).  Returns the byte before the change, or the current byte
+ * with *changed false if the state did not match. */
+static uint8_t ps_update(struct cxlssd_model *m, uint64_t page,
+                         unsigned states, uint8_t set, uint8_t clear,
+                         bool *changed)
+{
+    _Atomic uint8_t *p = &m->pc.pst[page];
+    uint8_t b = atomic_load_explicit(p, memory_order_acquire);
+    for (;;) {
+        if (!(states & (1u << ps_state(b)))) {
+            *changed = false;
+            return b;
+        }
+        uint8_t nb = (uint8_t)((b & ~clear) | set);
+        if (nb == b) {
+            *changed = false;
+            return b;
+        }
+        if (atomic_compare_exchange_weak_explicit(p, &b, nb,
+                                                  memory_order_acq_rel,
+                                                  memory_order_acquire)) {
+            *changed = true;
+            return b;
+        }
+    }
+}
+
+/*
+ * An access to a resident or loading page: reference (frequency +1,
+ * saturating), dirty on write, first use of a prefetched page.  Returns the
+ * byte before.  *used: this access consumed the prefetched bit.
+ */
+static uint8_t ps_access(struct cxlssd_model *m, uint64_t page, bool write,
+                         unsigned states, bool *ok, bool *dirtied,
+                         bool *used)
+{
+    _Atomic uint8_t *p = &m->pc.pst[page];
+    uint8_t b = atomic_load_explicit(p, memory_order_acquire);
+    unsigned fmax = m->pol->freq_max;
+    for (;;) {
+        if (!(states & (1u << ps_state(b)))) {
+            *ok = *dirtied = *used = false;
+            return b;
+        }
+        unsigned f = ps_freq(b);
+        uint8_t nb = ps_with_freq(b, f < fmax ? f + 1 : f);
+        if (write) {
+            nb |= PS_DIRTY;
+        }
+        nb &= (uint8_t)~PS_PREFETCHED;
+        if (nb == b || atomic_compare_exchange_weak_explicit(
+                p, &b, nb, memory_order_acq_rel, memory_order_acquire)) {
+            *ok = true;
+            *dirtied = write && !(b & PS_DIRTY);
+            *used = (b & PS_PREFETCHED) != 0;
+            return b;
+        }
+    }
+}
+
+/* ---- lifecycle ---- */
+
+struct cxlssd_model *cxlssd_model_new(const struct cxlssd_config *cfg,
+                                      char *err, size_t errlen)
+{
+    if (cxlssd_config_validate(cfg, err, errlen) < 0) {
+        return NULL;
+    }
+    uint64_t frames = cxlssd_config_cache_frames(cfg);
+    if (frames > UINT32_MAX / 2) {
+        snprintf(err, errlen, "cache-size=%llu: at most %u frames supported",
+                 (unsigned long long)cfg->cache_size, UINT32_MAX / 2);
+        return NULL;
+    }
+    struct cxlssd_model *m = calloc(1, sizeof(*m));
+    if (!m) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    m->cfg = *cfg;
+    m->pages = cxlssd_config_pages(cfg);
+    m->frames = (uint32_t)frames;
+    m->ways = cfg->cache_ways ? cfg->cache_ways : m->frames;
+    m->nsets = m->frames / m->ways;
+    m->pol = policy_ops_of(cfg->policy);
+    pthread_mutex_init(&m->lock, NULL);
+
+    m->ftl = ftl_new(cfg, err, errlen);
+    if (!m->ftl) {
+        free(m);
+        return NULL;
+    }
+
+    uint32_t ldn = 16;
+    while (ldn <= m->frames) {
+        ldn <<= 1;
+    }
+    m->ld_mask = ldn - 1;
+
+    m->pc.pst = calloc(m->pages, sizeof(*m->pc.pst));
+    m->pc.slot_page = calloc(m->frames, sizeof(uint32_t));
+    m->pc.prev = calloc(m->frames, sizeof(uint32_t));
+    m->pc.next = calloc(m->frames, sizeof(uint32_t));
+    m->pc.q = calloc(m->frames, 1);
+    m->sets = calloc(m->nsets, sizeof(*m->sets));
+    m->ld = calloc(ldn, sizeof(*m->ld));
+    m->ghost_total = m->pol == &cxlssd_policy_s3fifo ? m->frames : 0;
+    m->pc.ghost = calloc(m->ghost_total ? m->ghost_total : 1,
+                         sizeof(uint32_t));
+    if (!m->pc.pst || !m->pc.slot_page || !m->pc.prev || !m->pc.next ||
+        !m->pc.q || !m->sets || !m->ld || !m->pc.ghost) {
+        snprintf(err, errlen, "out of memory for %llu pages / %u frames",
+                 (unsigned long long)m->pages, m->frames);
+        cxlssd_model_free(m);
+        return NULL;
+    }
+    for (uint64_t i = 0; i < m->pages; i++) {
+        atomic_init(&m->pc.pst[i], 0);
+    }
+
+    m->low_frames = (uint32_t)((uint64_t)m->frames * cfg->evict_low_pct
+                               / 100);
+    m->high_frames = (uint32_t)(((uint64_t)m->frames * cfg->evict_high_pct
+                                 + 99) / 100);
+    if (m->high_frames == 0) {
+        m->high_frames = 1;
+    }
+    if (m->low_frames >= m->high_frames) {
+        m->low_frames = m->high_frames - 1;
+    }
+    m->set_high = (uint32_t)(((uint64_t)m->ways * cfg->evict_high_pct + 99)
+                             / 100);
+    if (m->set_high == 0) {
+        m->set_high = 1;
+    }
+    sets_reset(m);
+    return m;
+}
+
+void cxlssd_model_free(struct cxlssd_model *m)
+{
+    if (!m) {
+        return;
+    }
+    if (m->ftl) {
+        ftl_free(m->ftl);
+    }
+    free(m->pc.pst);
+    free(m->pc.slot_page);
+    free(m->pc.prev);
+    free(m->pc.next);
+    free(m->pc.q);
+    free(m->pc.ghost);
+    free(m->sets);
+    free(m->ld);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
+const struct cxlssd_config *cxlssd_model_config(const struct cxlssd_model *m)
+{
+    return &m->cfg;
+}
+
+void cxlssd_model_reset_residency(struct cxlssd_model *m)
+{
+    pthread_mutex_lock(&m->lock);
+    for (uint64_t i = 0; i < m->pages; i++) {
+        atomic_store_explicit(&m->pc.pst[i], 0, RLX);
+    }
+    sets_reset(m);
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* ---- miss path ---- */
+
+static void finish(struct cxlssd_miss *out)
+{
+    out->decision_end_ns = cxlssd_now_ns();
+}
+
+static void charge_writebacks(struct cxlssd_model *m,
+                              const struct cxlssd_victim *v, uint32_t n,
+                              uint64_t now_ns)
+{
+    uint64_t dirty = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (v[i].dirty) {
+            ftl_write(m->ftl, v[i].page, now_ns);
+            dirty++;
+        }
+    }
+    if (dirty) {
+        stat_add(&m->st_ev_dirty, dirty);
+    }
+    if (n - dirty) {
+        stat_add(&m->st_ev_clean, n - dirty);
+    }
+}
+
+/* Start a LOADING page's fill in its set.  Mutex held; the byte is
+ * NOT_CACHED (@b).  Returns false (byte restored) if no frame can be had. */
+static bool start_fill(struct cxlssd_model *m, uint64_t page, uint8_t b,
+                       uint8_t newbits, uint64_t now_ns,
+                       struct cxlssd_miss *out, uint64_t *deadline)
+{
+    _Atomic uint8_t *p = &m->pc.pst[page];
+    uint8_t nb = (uint8_t)(CXLSSD_LOADING | newbits);
+    bool ghost = (b & PS_GHOST) != 0;
+    /* Nobody else changes a NOT_CACHED byte without the mutex (evict_done
+     * works on EVICTING bytes, hits on CACHED ones), but keep it a CAS. */
+    while (!atomic_compare_exchange_weak_explicit(p, &b, nb,
+                                                  memory_order_acq_rel,
+                                                  memory_order_acquire)) {
+        if (ps_state(b) != CXLSSD_NOT_CACHED) {
+            return false;
+        }
+        ghost = (b & PS_GHOST) != 0;
+    }
+    struct pol_set *ps = set_of(m, page);
+    uint32_t slot = acquire_frame(m, ps, out);
+    if (slot == POL_NIL) {
+        /* back to NOT_CACHED (by CAS: lock-free writers may have set the
+         * dirty bit meanwhile; it is dropped with the aborted fill) */
+        uint8_t cur = atomic_load_explicit(p, memory_order_acquire);
+        while (!atomic_compare_exchange_weak_explicit(
+                   p, &cur, (uint8_t)(ghost ? PS_GHOST : 0),
+                   memory_order_acq_rel, memory_order_acquire)) {
+        }
+        return false;
+    }
+    m->pol->insert(&m->pc, ps, slot, (uint32_t)page, ghost);
+    atomic_fetch_add_explicit(&m->resident, 1, RLX);
+    *deadline = ftl_read(m->ftl, page, now_ns);
+    ld_insert(m, (uint32_t)page, *deadline);
+    return true;
+}
+
+void cxlssd_miss(struct cxlssd_model *m, uint64_t page, bool write,
+                 uint64_t now_ns, struct cxlssd_miss *out)
+{
+    out->decision_start_ns = cxlssd_now_ns();
+    out->page = page;
+    out->write = write;
+    out->deadline_ns = now_ns;
+    out->nvictims = 0;
+    out->nprefetch = 0;
+    out->prefetch_hit = false;
+
+    if (page >= m->pages) {
+        /* out of range: nothing to load (the glue never maps it) */
+        out->outcome = CXLSSD_MISS_RESIDENT;
+        finish(out);
+        return;
+    }
+
+    _Atomic uint8_t *p = &m->pc.pst[page];
+    for (;;) {
+        uint8_t b = atomic_load_explicit(p, memory_order_acquire);
+        switch (ps_state(b)) {
+        case CXLSSD_CACHED: {
+            bool ok, dirtied, used;
+            ps_access(m, page, write, 1u << CXLSSD_CACHED, &ok, &dirtied,
+                      &used);
+            if (!ok) {
+                continue;
+            }
+            if (dirtied) {
+                stat_add(&m->st_write_hits, 1);
+            }
+            if (used) {
+                stat_add(&m->st_pf_used, 1);
+            }
+            out->outcome = CXLSSD_MISS_RESIDENT;
+            finish(out);
+            return;
+        }
+        case CXLSSD_EVICTING:
+            out->outcome = CXLSSD_MISS_EVICTING;
+            finish(out);
+            return;
+        case CXLSSD_LOADING: {
+            pthread_mutex_lock(&m->lock);
+            struct ld_entry *e = NULL;
+            if (ps_state(atomic_load_explicit(p, memory_order_acquire)) ==
+                CXLSSD_LOADING) {
+                e = ld_find(m, (uint32_t)page);
+            }
+            uint64_t dl = e ? e->deadline_ns : 0;
+            pthread_mutex_unlock(&m->lock);
+            if (!e) {
+                continue;       /* fill completed meanwhile */
+            }
+            /* reference; the write itself is marked dirty when the waiter
+             * retries and finds the page CACHED */
+            bool ok, dirtied, used;
+            ps_access(m, page, false,
+                      (1u << CXLSSD_LOADING) | (1u << CXLSSD_CACHED), &ok,
+                      &dirtied, &used);
+            stat_add(&m->st_loading_waits, 1);
+            if (used) {
+                stat_add(&m->st_pf_used, 1);
+                stat_add(&m->st_pf_late, 1);
+                out->prefetch_hit = true;
+            }
+            out->outcome = CXLSSD_MISS_LOADING;
+            out->deadline_ns = dl;
+            finish(out);
+            return;
+        }
+        case CXLSSD_NOT_CACHED:
+        default: {
+            pthread_mutex_lock(&m->lock);
+            b = atomic_load_explicit(p, memory_order_acquire);
+            if (ps_state(b) != CXLSSD_NOT_CACHED) {
+                pthread_mutex_unlock(&m->lock);
+                continue;
+            }
+            uint64_t dl;
+            if (!start_fill(m, page, b, write ? PS_DIRTY : 0, now_ns, out,
+                            &dl)) {
+                pthread_mutex_unlock(&m->lock);
+                /* every frame of the set is loading or being evicted */
+                out->outcome = CXLSSD_MISS_EVICTING;
+                finish(out);
+                return;
+            }
+            out->deadline_ns = dl;
+            /* next-N prefetch */
+            uint32_t n = m->cfg.prefetch;
+            for (uint32_t i = 1; i <= n; i++) {
+                uint64_t q = page + i;
+                if (q >= m->pages) {
+                    break;
+                }
+                uint8_t qb = atomic_load_explicit(&m->pc.pst[q],
+                                                  memory_order_acquire);
+                if (ps_state(qb) != CXLSSD_NOT_CACHED) {
+                    continue;   /* resident or loading already */
+                }
+                uint64_t qdl;
+                if (!start_fill(m, q, qb, PS_PREFETCHED, now_ns, out,
+                                &qdl)) {
+                    if (ps_state(atomic_load_explicit(
+                            &m->pc.pst[q], memory_order_acquire)) ==
+                        CXLSSD_NOT_CACHED) {
+                        break;  /* no frame left for prefetching */
+                    }
+                    continue;
+                }
+                out->prefetch[out->nprefetch].page = q;
+                out->prefetch[out->nprefetch].deadline_ns = qdl;
+                out->nprefetch++;
+            }
+            pthread_mutex_unlock(&m->lock);
+
+            stat_add(&m->st_misses, 1);
+            if (out->nprefetch) {
+                stat_add(&m->st_pf_issued, out->nprefetch);
+            }
+            charge_writebacks(m, out->victims, out->nvictims, now_ns);
+            out->outcome = CXLSSD_MISS_FILL;
+            finish(out);
+            return;
+        }
+        }
+    }
+}
+
+void cxlssd_evict_done(struct cxlssd_model *m, uint64_t page)
+{
+    if (page >= m->pages) {
+        return;
+    }
+    _Atomic uint8_t *p = &m->pc.pst[page];
+    uint8_t b = atomic_load_explicit(p, memory_order_acquire);
+    for (;;) {
+        if (ps_state(b) != CXLSSD_EVICTING) {
+            return;             /* not ours to finish (bad call) */
+        }
+        uint8_t nb = (uint8_t)(CXLSSD_NOT_CACHED | (b & PS_GHOST));
+        if (atomic_compare_exchange_weak_explicit(p, &b, nb,
+                                                  memory_order_acq_rel,
+                                                  memory_order_acquire)) {
+            break;
+        }
+    }
+    atomic_fetch_sub_explicit(&m->resident, 1, RLX);
+    if (!(b & PS_HANDOVER)) {
+        struct pol_set *ps = set_of(m, page);
+        atomic_fetch_sub_explicit(&ps->pending, 1, memory_order_acq_rel);
+        atomic_fetch_sub_explicit(&m->pending_total, 1, memory_order_acq_rel);
+        atomic_fetch_add_explicit(&ps->nfree, 1, memory_order_acq_rel);
+        atomic_fetch_add_explicit(&m->free_total, 1, memory_order_acq_rel);
+    }
+}
+
+void cxlssd_fill_done(struct cxlssd_model *m, uint64_t page)
+{
+    if (page >= m->pages) {
+        return;
+    }
+    _Atomic uint8_t *p = &m->pc.pst[page];
+    pthread_mutex_lock(&m->lock);
+    uint8_t b = atomic_load_explicit(p, memory_order_acquire);
+    while (ps_state(b) == CXLSSD_LOADING &&
+           !atomic_compare_exchange_weak_explicit(
+               p, &b, (uint8_t)((b & ~PS_STATE) | CXLSSD_CACHED),
+               memory_order_acq_rel, memory_order_acquire)) {
+    }
+    if (ps_state(b) == CXLSSD_LOADING) {
+        ld_remove(m, (uint32_t)page);
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+bool cxlssd_hit(struct cxlssd_model *m, uint64_t page, bool write)
+{
+    if (page >= m->pages) {
+        return false;
+    }
+    bool ok, dirtied, used;
+    ps_access(m, page, write, 1u << CXLSSD_CACHED, &ok, &dirtied, &used);
+    if (!ok) {
+        return false;
+    }
+    stat_add(&m->st_trapped_hits, 1);
+    if (dirtied) {
+        stat_add(&m->st_write_hits, 1);
+    }
+    if (used) {
+        stat_add(&m->st_pf_used, 1);
+    }
+    return true;
+}
+
+void cxlssd_mark_dirty(struct cxlssd_model *m, uint64_t page)
+{
+    if (page >= m->pages) {
+        return;
+    }
+    bool changed;
+    ps_update(m, page, (1u << CXLSSD_CACHED) | (1u << CXLSSD_LOADING),
+              PS_DIRTY, 0, &changed);
+    if (changed) {
+        stat_add(&m->st_write_hits, 1);
+    }
+}
+
+/* ---- background eviction ---- */
+
+bool cxlssd_evict_needed(const struct cxlssd_model *m)
+{
+    return atomic_load_explicit(&m->free_total, memory_order_acquire) <
+           m->low_frames;
+}
+
+uint32_t cxlssd_evict_background(struct cxlssd_model *m, uint64_t now_ns,
+                                 struct cxlssd_victim *victims, uint32_t max)
+{
+    uint32_t n = 0;
+    if (max == 0 || !victims) {
+        return 0;
+    }
+    pthread_mutex_lock(&m->lock);
+    uint64_t avail = atomic_load(&m->free_total) +
+                     atomic_load(&m->pending_total);
+    uint32_t idle = 0;          /* consecutive sets without a victim */
+    while (n < max && avail + n < m->high_frames && idle < m->nsets) {
+        struct pol_set *ps = &m->sets[m->bg_cursor];
+        if (++m->bg_cursor == m->nsets) {
+            m->bg_cursor = 0;
+        }
+        if (m->nsets > 1 &&
+            atomic_load(&ps->nfree) + atomic_load(&ps->pending) >=
+            m->set_high) {
+            idle++;
+            continue;
+        }
+        uint8_t old;
+        uint32_t slot = m->pol->pick(&m->pc, ps, 0, &old);
+        if (slot == POL_NIL) {
+            idle++;
+            continue;
+        }
+        idle = 0;
+        victims[n].page = m->pc.slot_page[slot];
+        victims[n].dirty = (old & PS_DIRTY) != 0;
+        n++;
+        /* the slot leaves the order now; its frame is freed at evict_done */
+        m->pc.q[slot] = POL_Q_FREE;
+        m->pc.next[slot] = ps->free_head;
+        ps->free_head = slot;
+        atomic_fetch_add(&ps->pending, 1);
+        atomic_fetch_add(&m->pending_total, 1);
+    }
+    pthread_mutex_unlock(&m->lock);
+    charge_writebacks(m, victims, n, now_ns);
+    return n;
+}
+
+/* ---- queries ---- */
+
+enum cxlssd_page_state cxlssd_page_state(const struct cxlssd_model *m,
+                                         uint64_t page)
+{
+    if (page >= m->pages) {
+        return CXLSSD_NOT_CACHED;
+    }
+    return (enum cxlssd_page_state)ps_state(
+        atomic_load_explicit(&m->pc.pst[page], memory_order_acquire));
+}
+
+bool cxlssd_page_dirty(const struct cxlssd_model *m, uint64_t page)
+{
+    if (page >= m->pages) {
+        return false;
+    }
+    uint8_t b = atomic_load_explicit(&m->pc.pst[page], memory_order_acquire);
+    return ps_state(b) != CXLSSD_NOT_CACHED && (b & PS_DIRTY);
+}
+
+uint64_t cxlssd_model_pages(const struct cxlssd_model *m)
+{
+    return m->pages;
+}
+
+uint64_t cxlssd_model_frames(const struct cxlssd_model *m)
+{
+    return m->frames;
+}
+
+void cxlssd_model_get_stats(struct cxlssd_model *m, struct cxlssd_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->misses = atomic_load_explicit(&m->st_misses, RLX);
+    out->loading_waits = atomic_load_explicit(&m->st_loading_waits, RLX);
+    out->trapped_hits = atomic_load_explicit(&m->st_trapped_hits, RLX);
+    out->write_hits = atomic_load_explicit(&m->st_write_hits, RLX);
+    out->evictions_clean = atomic_load_explicit(&m->st_ev_clean, RLX);
+    out->evictions_dirty = atomic_load_explicit(&m->st_ev_dirty, RLX);
+    out->prefetch_issued = atomic_load_explicit(&m->st_pf_issued, RLX);
+    out->prefetch_used = atomic_load_explicit(&m->st_pf_used, RLX);
+    out->prefetch_late = atomic_load_explicit(&m->st_pf_late, RLX);
+    out->resident_pages = atomic_load_explicit(&m->resident, RLX);
+    out->free_frames = atomic_load_explicit(&m->free_total, RLX);
+
+    struct ftl_stats fs;
+    ftl_get_stats(m->ftl, &fs);
+    out->gc_runs = fs.gc_runs;
+    out->gc_pages_moved = fs.gc_pages_moved;
+    out->erases = fs.erases;
+    out->nand_reads = fs.reads;
+    out->nand_writes = fs.nand_writes;
+    out->host_writes = fs.host_writes;
+    out->waf = ftl_waf(m->ftl);
+    uint32_t ch = ftl_channels(m->ftl);
+    if (ch > 256) {
+        ch = 256;
+    }
+    out->channels = ch;
+    for (uint32_t i = 0; i < ch; i++) {
+        out->channel_busy_ns[i] = ftl_channel_busy_ns(m->ftl, i);
+    }
+}
+
+uint64_t cxlssd_model_cache_metadata_bytes(const struct cxlssd_model *m)
+{
+    uint64_t b = m->pages * sizeof(uint8_t);                    /* pst */
+    b += (uint64_t)m->frames * (3 * sizeof(uint32_t) + 1);      /* slots */
+    b += (uint64_t)(m->ld_mask + 1) * sizeof(struct ld_entry);  /* LOADING */
+    b += (uint64_t)m->ghost_total * sizeof(uint32_t);           /* ghosts */
+    b += (uint64_t)m->nsets * sizeof(struct pol_set);
+    b += sizeof(*m);
+    return b;
+}
+
+struct ftl *cxlssd_model_ftl(struct cxlssd_model *m)
+{
+    return m->ftl;
+}
+
+double cxlssd_model_metadata_bytes_per_page(const struct cxlssd_model *m)
+{
+    uint64_t b = cxlssd_model_cache_metadata_bytes(m) +
+                 ftl_metadata_bytes(m->ftl);
+    return (double)b / (double)m->pages;
+}

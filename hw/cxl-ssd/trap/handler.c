@@ -1,0 +1,424 @@
+/*
+ * Handler threads: deliver userfaultfd events and serve them.
+ *
+ * Delivery (cfg->delivery):
+ *   POLL  sleep in ppoll() on the uffd and the trap's eventfd; the timeout
+ *         is bounded by the earliest queued prefetch deadline.
+ *   BUSY  spin on a non-blocking read() that returns EAGAIN, with a pause
+ *         hint; no sleep/wake-up on the delivery path (costs a CPU).
+ * Events are read one at a time so that one slow fill never holds a batch
+ * of other faults behind it; with several handler threads each takes the
+ * next event.
+ *
+ * Serving a fault (page = (addr - base) / page_size):
+ *   WP event      cxlssd_mark_dirty(), then UFFDIO_WRITEPROTECT(mode=0)
+ *                 on the page, which also wakes the faulter.
+ *   MINOR event   [hooks->serialize_begin(tid)] -> cxlssd_miss(now) ->
+ *     FILL        victims: hand them to the eviction worker (default) or
+ *                 unmap them here (unmap_inline); queue prefetches; wait
+ *                 until the deadline; UFFDIO_CONTINUE (MODE_WP for a clean
+ *                 page when tracking dirty; EEXIST -> UFFDIO_WAKE);
+ *                 cxlssd_fill_done().  The record's t_unmapped_ns is when
+ *                 the victims were unmapped (inline) or queued (deferred).
+ *     LOADING     someone else's fill (a duplicate event or a prefetched
+ *                 page): wait until the page leaves LOADING, completing due
+ *                 prefetches meanwhile; CACHED -> UFFDIO_WAKE, else retry
+ *     RESIDENT    duplicate event: UFFDIO_WAKE
+ *     EVICTING    spin until the eviction finishes, retry
+ *   -> [serialize_end] -> kick background eviction -> push a record.
+ * A faulting thread is never left un-woken: every path ends in CONTINUE,
+ * WRITEPROTECT(mode=0) or WAKE, including the stop path.
+ *
+ * Compensation (cfg->compensate): the handler can only time a fault from
+ * the moment it read the event (t_fault); the kernel's delivery before that
+ * read (fault entry, wake-up of a poll()ing handler) is not measurable here
+ * and is never compensated.  What is compensated is the time between
+ * reading the event and the model decision (serialize hook/BQL wait,
+ * retries): the wait ends at deadline_model - (decision_start - t_fault),
+ * never before the decision ended.  Records keep both deadlines.
+ */
+#include <errno.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trap_int.h"
+
+#ifndef UFFD_PAGEFAULT_FLAG_MINOR
+#define UFFD_PAGEFAULT_FLAG_MINOR (1 << 2)
+#endif
+
+#define SPIN_YIELD_AFTER_NS 50000ull   /* past the hint: start yielding */
+
+/* Wait until @page leaves LOADING.  @hint is its deadline. */
+static void loading_wait(struct cxlssd_trap *t, uint64_t page, uint64_t hint)
+{
+    for (;;) {
+        uint64_t now = trap_now();
+        trap_prefetch_service(t, now);
+        if (cxlssd_page_state(t->model, page) != CXLSSD_LOADING ||
+            atomic_load_explicit(&t->stop, memory_order_relaxed)) {
+            return;
+        }
+        uint64_t next = trap_prefetch_next(t);
+        if (hint < next) {
+            next = hint;
+        }
+        if (now < next) {
+            trap_sleep_coarse(next);    /* only if far away */
+            cxlssd_cpu_relax();
+        } else if (now - next > SPIN_YIELD_AFTER_NS) {
+            sched_yield();  /* the owner may be preempted (2-CPU hosts) */
+        } else {
+            cxlssd_cpu_relax();
+        }
+    }
+}
+
+static void evicting_wait(struct cxlssd_trap *t, uint64_t page)
+{
+    uint64_t start = trap_now();
+    while (cxlssd_page_state(t->model, page) == CXLSSD_EVICTING &&
+           !atomic_load_explicit(&t->stop, memory_order_relaxed)) {
+        uint64_t now = trap_now();
+        trap_prefetch_service(t, now);
+        if (now - start > SPIN_YIELD_AFTER_NS) {
+            sched_yield();
+        } else {
+            cxlssd_cpu_relax();
+        }
+    }
+}
+
+static void handle_miss(struct cxlssd_trap *t, uint64_t page, bool write,
+                        pid_t tid, uint64_t t_fault)
+{
+    struct cxlssd_miss m;
+    struct cxlssd_record rec;
+    memset(&rec, 0, sizeof(rec));
+    rec.page = page;
+    rec.tid = (int32_t)tid;
+    rec.vcpu = t->hooks.vcpu_index ? t->hooks.vcpu_index(t->hooks.opaque, tid)
+                                   : -1;
+    rec.flags = write ? CXLSSD_REC_WRITE : 0;
+    rec.victim_page = UINT64_MAX;
+    rec.t_fault_ns = t_fault;
+
+    bool locked = false;
+    if (t->hooks.serialize_begin) {
+        uint64_t req = trap_now();
+        locked = t->hooks.serialize_begin(t->hooks.opaque, tid);
+        uint64_t acq = trap_now();
+        atomic_fetch_add_explicit(&t->st_bql_wait_ns, acq - req,
+                                  memory_order_relaxed);
+        if (locked) {
+            rec.t_bql_req_ns = req;
+            rec.t_bql_acq_ns = acq;
+        }
+    }
+
+    bool filled = false, waited = false, first = true;
+    while (!atomic_load_explicit(&t->stop, memory_order_relaxed)) {
+        cxlssd_miss(t->model, page, write, trap_now(), &m);
+        if (first && m.outcome != CXLSSD_MISS_FILL) {
+            atomic_fetch_add_explicit(&t->st_duplicate, 1,
+                                      memory_order_relaxed);
+        }
+        first = false;
+        if (m.outcome == CXLSSD_MISS_FILL) {
+            rec.t_decision_start_ns = m.decision_start_ns;
+            rec.t_decision_end_ns = m.decision_end_ns;
+            if (m.nvictims > 0) {
+                rec.nvictims = m.nvictims;
+                rec.victim_page = m.victims[0].page;
+                for (uint32_t i = 0; i < m.nvictims; i++) {
+                    if (m.victims[i].dirty) {
+                        rec.flags |= CXLSSD_REC_DIRTY_EVICT;
+                    }
+                }
+                if (t->cfg.unmap_inline) {
+                    trap_unmap_victims(t, m.victims, m.nvictims);
+                } else {
+                    trap_evict_defer(t, m.victims, m.nvictims);
+                }
+                rec.t_unmapped_ns = trap_now();
+            }
+            if (m.nprefetch > 0) {
+                rec.flags |= CXLSSD_REC_PREFETCH_ISSUED;
+                trap_prefetch_push(t, m.prefetch, m.nprefetch);
+            }
+            uint64_t deadline = m.deadline_ns;
+            if (t->cfg.compensate && m.decision_start_ns > t_fault) {
+                uint64_t shift = m.decision_start_ns - t_fault;
+                deadline = deadline > shift ? deadline - shift : 0;
+                if (deadline < m.decision_end_ns) {
+                    deadline = m.decision_end_ns;
+                }
+                if (deadline > m.deadline_ns) {
+                    deadline = m.deadline_ns;
+                }
+                if (deadline < m.deadline_ns) {
+                    rec.flags |= CXLSSD_REC_COMPENSATED;
+                }
+            }
+            rec.t_deadline_model_ns = m.deadline_ns;
+            rec.t_deadline_ns = deadline;
+            rec.t_wait_end_ns = trap_wait_until(deadline);
+            bool wp = !write && !cxlssd_page_dirty(t->model, page);
+            int r = trap_uffd_continue(t, page, 1, wp);
+            rec.t_mapped_ns = trap_now();
+            if (r < 0) {
+                fprintf(stderr, "cxl-ssd trap: UFFDIO_CONTINUE(page %llu): "
+                        "%s\n", (unsigned long long)page, strerror(-r));
+            }
+            cxlssd_fill_done(t->model, page);
+            filled = true;
+            break;
+        } else if (m.outcome == CXLSSD_MISS_LOADING) {
+            waited = true;
+            rec.flags |= CXLSSD_REC_WAITED_LOADING;
+            if (m.prefetch_hit) {
+                rec.flags |= CXLSSD_REC_PREFETCH_HIT;
+            }
+            if (!rec.t_decision_start_ns) {
+                rec.t_decision_start_ns = m.decision_start_ns;
+                rec.t_decision_end_ns = m.decision_end_ns;
+                rec.t_deadline_ns = m.deadline_ns;
+                rec.t_deadline_model_ns = m.deadline_ns;
+            }
+            loading_wait(t, page, m.deadline_ns);
+            rec.t_wait_end_ns = trap_now();
+            if (cxlssd_page_state(t->model, page) == CXLSSD_CACHED) {
+                trap_uffd_wake(t, page, 1);
+                rec.t_mapped_ns = trap_now();
+                break;
+            }
+            /* evicted again already (or evicting): retry as a miss */
+        } else if (m.outcome == CXLSSD_MISS_RESIDENT) {
+            trap_uffd_wake(t, page, 1);
+            if (waited) {
+                rec.t_mapped_ns = trap_now();
+            }
+            break;
+        } else {    /* EVICTING */
+            evicting_wait(t, page);
+        }
+    }
+    if (atomic_load_explicit(&t->stop, memory_order_relaxed) &&
+        !filled) {
+        trap_uffd_wake(t, page, 1);     /* never leave a faulter blocked */
+    }
+
+    if (locked) {
+        t->hooks.serialize_end(t->hooks.opaque);
+        rec.t_bql_rel_ns = trap_now();
+    }
+    trap_evict_kick(t);
+    if (t->ring && (filled || waited)) {
+        cxlssd_record_push(t->ring, &rec);
+    }
+}
+
+static void handle_msg(struct cxlssd_trap *t, const struct uffd_msg *msg,
+                       uint64_t t_fault)
+{
+    if (msg->event != UFFD_EVENT_PAGEFAULT) {
+        return;
+    }
+    atomic_fetch_add_explicit(&t->st_faults, 1, memory_order_relaxed);
+    uint64_t addr = msg->arg.pagefault.address;
+    uint64_t base = (uint64_t)(uintptr_t)t->base;
+    if (addr < base || addr >= base + t->len) {
+        return;     /* not ours (cannot happen: one range per uffd) */
+    }
+    uint64_t page = (addr - base) / t->page_size;
+    uint64_t flags = msg->arg.pagefault.flags;
+    pid_t tid = (t->probe.enabled & UFFD_FEATURE_THREAD_ID)
+                ? (pid_t)msg->arg.pagefault.feat.ptid : 0;
+
+    if (flags & UFFD_PAGEFAULT_FLAG_WP) {
+        atomic_fetch_add_explicit(&t->st_wp_faults, 1, memory_order_relaxed);
+        cxlssd_mark_dirty(t->model, page);
+        trap_uffd_unprotect(t, page);
+        return;
+    }
+    handle_miss(t, page, (flags & UFFD_PAGEFAULT_FLAG_WRITE) != 0, tid,
+                t_fault);
+}
+
+static void *handler_main(void *arg)
+{
+    struct trap_handler *h = arg;
+    struct cxlssd_trap *t = h->t;
+    bool busy = t->cfg.delivery == CXLSSD_DELIVERY_BUSY;
+    struct uffd_msg msg;
+
+    for (;;) {
+        if (atomic_load_explicit(&t->stop, memory_order_relaxed) ||
+            trap_park_if_paused(t)) {
+            break;
+        }
+        if (trap_prefetch_next(t) != UINT64_MAX) {
+            trap_prefetch_service(t, trap_now());
+        }
+        ssize_t n = read(t->uffd, &msg, sizeof(msg));
+        if (n == (ssize_t)sizeof(msg)) {
+            handle_msg(t, &msg, trap_now());
+            continue;
+        }
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0 && errno != EAGAIN) {
+            fprintf(stderr, "cxl-ssd trap: read(userfaultfd): %s\n",
+                    strerror(errno));
+            /* avoid a hot error loop; keep serving */
+            struct timespec ts = { 0, 1000000 };
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        if (busy) {
+            cxlssd_cpu_relax();
+            continue;
+        }
+        struct pollfd pfd[2] = {
+            { .fd = t->uffd, .events = POLLIN },
+            { .fd = t->stop_efd, .events = POLLIN },
+        };
+        uint64_t next = trap_prefetch_next(t);
+        struct timespec ts, *tsp = NULL;
+        if (next != UINT64_MAX) {
+            uint64_t now = trap_now();
+            uint64_t d = next > now ? next - now : 0;
+            ts.tv_sec = (time_t)(d / 1000000000ull);
+            ts.tv_nsec = (long)(d % 1000000000ull);
+            tsp = &ts;
+        }
+        if (ppoll(pfd, 2, tsp, NULL) < 0 && errno != EINTR) {
+            fprintf(stderr, "cxl-ssd trap: ppoll: %s\n", strerror(errno));
+        }
+    }
+    return NULL;
+}
+
+int trap_parse_cpus(const char *list, int *cpus, int max, char *err,
+                    size_t errlen)
+{
+    int n = 0;
+    long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+    if (ncpu < 1 || ncpu > CPU_SETSIZE) {
+        ncpu = CPU_SETSIZE;
+    }
+    if (!list || !*list) {
+        return 0;
+    }
+    const char *p = list;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long a = strtol(p, &end, 10);
+        if (end == p || errno || a < 0) {
+            goto bad;
+        }
+        long b = a;
+        p = end;
+        if (*p == '-') {
+            p++;
+            b = strtol(p, &end, 10);
+            if (end == p || errno || b < a) {
+                goto bad;
+            }
+            p = end;
+        }
+        if (b >= ncpu) {
+            snprintf(err, errlen, "handler-cpus=\"%s\": CPU %ld does not "
+                     "exist (this host has CPUs 0-%ld)", list, b, ncpu - 1);
+            return -1;
+        }
+        for (long c = a; c <= b; c++) {
+            if (n >= max) {
+                snprintf(err, errlen, "handler-cpus=\"%s\": more than %d "
+                         "entries", list, max);
+                return -1;
+            }
+            cpus[n++] = (int)c;
+        }
+        if (*p == ',') {
+            p++;
+            if (!*p) {
+                goto bad;
+            }
+        } else if (*p) {
+            goto bad;
+        }
+    }
+    return n;
+bad:
+    snprintf(err, errlen, "handler-cpus=\"%s\": expected a list of CPU "
+             "numbers or ranges such as \"0,1\" or \"0-3\"", list);
+    return -1;
+}
+
+int trap_handlers_start(struct cxlssd_trap *t, char *err, size_t errlen)
+{
+    static const int max = TRAP_MAX_CPUS;
+    int *cpus = calloc(max, sizeof(int));
+    if (!cpus) {
+        snprintf(err, errlen, "cxl-ssd trap: out of memory");
+        return -1;
+    }
+    int ncpus = trap_parse_cpus(t->handler_cpus, cpus, max, err, errlen);
+    if (ncpus < 0) {
+        free(cpus);
+        return -1;
+    }
+    for (uint32_t i = 0; i < t->nhandlers; i++) {
+        struct trap_handler *h = &t->handlers[i];
+        h->t = t;
+        h->index = (int)i;
+        h->cpu = ncpus > 0 ? cpus[i % (uint32_t)ncpus] : -1;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        if (h->cpu >= 0) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(h->cpu, &set);
+            pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+        }
+        int r = pthread_create(&h->thread, &attr, handler_main, h);
+        pthread_attr_destroy(&attr);
+        if (r != 0) {
+            if (h->cpu >= 0 && r == EINVAL) {
+                snprintf(err, errlen, "handler-cpus=\"%s\": cannot pin a "
+                         "handler thread to CPU %d (not in this process's "
+                         "allowed CPUs?)", t->handler_cpus, h->cpu);
+            } else {
+                snprintf(err, errlen, "cxl-ssd trap: handler thread: %s",
+                         strerror(r));
+            }
+            free(cpus);
+            return -1;
+        }
+        char name[16];
+        snprintf(name, sizeof(name), "cxlssd-trap%u", i % 100u);
+        pthread_setname_np(h->thread, name);
+        h->started = true;
+    }
+    free(cpus);
+    return 0;
+}
+
+void trap_handlers_stop(struct cxlssd_trap *t)
+{
+    /* t->stop set and the eventfd written by the caller */
+    for (uint32_t i = 0; i < t->nhandlers; i++) {
+        if (t->handlers[i].started) {
+            pthread_join(t->handlers[i].thread, NULL);
+            t->handlers[i].started = false;
+        }
+    }
+}

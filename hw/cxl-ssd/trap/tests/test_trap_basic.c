@@ -1,0 +1,236 @@
+/*
+ * Trap engine, data path: a memfd with a registered view A and a plain
+ * view B.  For every policy x prefetch {0,4} x eviction {sync,background} x
+ * delivery {poll,busy}: read everything through A (sequential then random)
+ * from a worker thread with a 32-frame cache over 512 pages, write a new
+ * pattern through A, verify through B and A after many evictions.
+ */
+#include <pthread.h>
+
+#include "trap_test.h"
+
+#define NPAGES 512
+#define FRAMES 32
+
+struct job {
+    struct env *e;
+    int op;             /* 0 = verify seq + random, 1 = write, 2 = verify */
+    uint64_t seed;
+    uint64_t bad;
+};
+
+static void *worker(void *arg)
+{
+    struct job *j = arg;
+    struct env *e = j->e;
+    uint64_t rs = 0x1234567 + j->seed;
+    if (j->op == 0 || j->op == 2) {
+        for (uint64_t p = 0; p < e->npages; p++) {
+            j->bad += check_page(e->a, p, j->seed);
+        }
+        for (uint64_t k = 0; k < e->npages; k++) {
+            j->bad += check_page(e->a, rng_next(&rs) % e->npages, j->seed);
+        }
+    } else {
+        for (uint64_t k = 0; k < e->npages; k++) {
+            /* random order, every page once: stride by an odd number */
+            uint64_t p = (k * 389) % e->npages;
+            uint64_t *w = (uint64_t *)(e->a + p * PG);
+            for (uint64_t i = 0; i < PG / 8; i++) {
+                w[i] = pat(j->seed, p, i);
+            }
+        }
+    }
+    return NULL;
+}
+
+static uint64_t run_job(struct env *e, int op, uint64_t seed)
+{
+    struct job j = { .e = e, .op = op, .seed = seed };
+    pthread_t th;
+    pthread_create(&th, NULL, worker, &j);
+    pthread_join(th, NULL);
+    return j.bad;
+}
+
+static void one(struct env *e, enum cxlssd_policy pol, uint32_t prefetch,
+                enum cxlssd_eviction ev, enum cxlssd_delivery d,
+                const char *record_path)
+{
+    char name[128], err[256];
+    snprintf(name, sizeof(name), "%s prefetch=%u eviction=%s delivery=%s",
+             cxlssd_policy_name(pol), prefetch, cxlssd_eviction_name(ev),
+             cxlssd_delivery_name(d));
+    struct cxlssd_config mc;
+    test_model_config(&mc, NPAGES, FRAMES);
+    mc.policy = pol;
+    mc.prefetch = prefetch;
+    mc.eviction = ev;
+    struct cxlssd_model *m = test_model(&mc);
+    if (!m) {
+        ok(0, "%s: model", name);
+        return;
+    }
+    uint64_t seed1 = 0x1000 + (uint64_t)pol * 97 + prefetch * 7 + ev * 3 + d;
+    uint64_t seed2 = seed1 * 31 + 5;
+    fill_pattern(e->b, NPAGES, seed1);
+
+    struct cxlssd_trap_config tc;
+    test_trap_config(&tc, d, 1);
+    tc.record_path = record_path;
+    struct cxlssd_trap *t = cxlssd_trap_new(m, e->a, e->len, &tc, NULL, err,
+                                            sizeof(err));
+    if (!t) {
+        ok(0, "%s: cxlssd_trap_new: %s", name, err);
+        cxlssd_model_free(m);
+        return;
+    }
+    uint64_t bad1 = run_job(e, 0, seed1);
+    struct cxlssd_stats s1;
+    cxlssd_model_get_stats(m, &s1);
+    struct cxlssd_trap_stats ts1;
+    cxlssd_trap_get_stats(t, &ts1);
+    uint64_t bad2 = run_job(e, 1, seed2);
+    uint64_t badb = 0;
+    for (uint64_t p = 0; p < NPAGES; p++) {
+        badb += check_page(e->b, p, seed2);
+    }
+    uint64_t bad3 = run_job(e, 2, seed2);
+    struct cxlssd_stats s;
+    cxlssd_model_get_stats(m, &s);
+    struct cxlssd_trap_stats ts;
+    cxlssd_trap_get_stats(t, &ts);
+    cxlssd_trap_free(t);
+    uint64_t badb2 = 0;
+    for (uint64_t p = 0; p < NPAGES; p++) {
+        badb2 += check_page(e->b, p, seed2);
+    }
+    /* First sequential pass touches NPAGES pages: each is a demand miss, a
+     * prefetched page (prefetch_issued), or a wait on one. */
+    bool misses_ok = s1.misses + s1.prefetch_issued >= NPAGES &&
+                     s1.misses <= 2 * NPAGES + NPAGES;
+    if (prefetch == 0) {
+        misses_ok = misses_ok && s1.misses >= NPAGES;
+    }
+    ok(bad1 == 0 && bad2 == 0 && badb == 0 && bad3 == 0 && badb2 == 0 &&
+       misses_ok && s.evictions_clean + s.evictions_dirty > 0 &&
+       s.evictions_dirty > 0 && ts.faults >= s.misses,
+       "%s: mismatches read=%llu write=%llu viaB=%llu reread=%llu "
+       "after-free=%llu; pass1 misses=%llu prefetched=%llu faults=%llu; "
+       "evictions clean=%llu dirty=%llu; madvise=%llu unmapped=%llu "
+       "wp=%llu dup=%llu", name,
+       (unsigned long long)bad1, (unsigned long long)bad2,
+       (unsigned long long)badb, (unsigned long long)bad3,
+       (unsigned long long)badb2, (unsigned long long)s1.misses,
+       (unsigned long long)s1.prefetch_issued,
+       (unsigned long long)ts1.faults,
+       (unsigned long long)s.evictions_clean,
+       (unsigned long long)s.evictions_dirty,
+       (unsigned long long)ts.madvise_calls,
+       (unsigned long long)ts.pages_unmapped,
+       (unsigned long long)ts.wp_faults,
+       (unsigned long long)ts.duplicate_faults);
+    cxlssd_model_free(m);
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (!access_ok_or_skip()) {
+        skip_all("no userfaultfd access (need root or /dev/userfaultfd)");
+    }
+    watchdog(120);
+    struct env e;
+    if (env_open(&e, NPAGES) < 0) {
+        skip_all("memfd/fallocate unavailable");
+    }
+
+    /* Probe: can we create a trap at all? */
+    {
+        struct cxlssd_config mc;
+        test_model_config(&mc, NPAGES, FRAMES);
+        struct cxlssd_model *m = test_model(&mc);
+        struct cxlssd_trap_config tc;
+        test_trap_config(&tc, CXLSSD_DELIVERY_POLL, 1);
+        char err[256];
+        struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e.a, e.len, &tc, NULL,
+                                                    err, sizeof(err)) : NULL;
+        if (!t) {
+            if (m && strstr(err, "userfaultfd:")) {
+                cxlssd_model_free(m);
+                skip_all(err);
+            }
+            ok(0, "trap_new: %s", m ? err : "model");
+            return done_testing();
+        }
+        diag("dirty mechanism: %s", cxlssd_trap_dirty_mechanism(t));
+        ok(cxlssd_trap_dirty_tracking(t), "dirty tracking active on this "
+           "kernel (%s)", cxlssd_trap_dirty_mechanism(t));
+        cxlssd_trap_free(t);
+
+        /* Bad arguments are reported, not fatal. */
+        tc.handler_cpus = "0,banana";
+        t = cxlssd_trap_new(m, e.a, e.len, &tc, NULL, err, sizeof(err));
+        ok(!t && strstr(err, "handler-cpus"), "invalid handler-cpus is "
+           "rejected naming the property (%s)", err);
+        if (t) {
+            cxlssd_trap_free(t);
+        }
+        tc.handler_cpus = "4096";
+        t = cxlssd_trap_new(m, e.a, e.len, &tc, NULL, err, sizeof(err));
+        ok(!t && strstr(err, "handler-cpus"), "nonexistent CPU is rejected "
+           "(%s)", err);
+        if (t) {
+            cxlssd_trap_free(t);
+        }
+        tc.handler_cpus = "0";
+        tc.handler_threads = 0;
+        t = cxlssd_trap_new(m, e.a, e.len, &tc, NULL, err, sizeof(err));
+        ok(!t && strstr(err, "handler-threads"), "handler-threads=0 is "
+           "rejected (%s)", err);
+        if (t) {
+            cxlssd_trap_free(t);
+        }
+        tc.handler_threads = 1;
+        enum cxlssd_delivery d;
+        ok(cxlssd_delivery_from_name("busy", &d) == 0 &&
+           d == CXLSSD_DELIVERY_BUSY &&
+           cxlssd_delivery_from_name("x", &d) < 0 &&
+           strcmp(cxlssd_delivery_name(CXLSSD_DELIVERY_POLL), "poll") == 0,
+           "delivery names");
+        cxlssd_model_free(m);
+    }
+
+    char rec[64];
+    snprintf(rec, sizeof(rec), "/tmp/cxlssd-trap-basic-%d.csv", (int)getpid());
+    bool first = true;
+    for (int pol = 0; pol < CXLSSD_POLICY_COUNT; pol++) {
+        for (uint32_t pf = 0; pf <= 4; pf += 4) {
+            for (int ev = 0; ev < CXLSSD_EVICTION_COUNT; ev++) {
+                for (int d = 0; d < CXLSSD_DELIVERY_COUNT; d++) {
+                    one(&e, (enum cxlssd_policy)pol, pf,
+                        (enum cxlssd_eviction)ev, (enum cxlssd_delivery)d,
+                        first ? rec : NULL);
+                    if (first) {
+                        FILE *f = fopen(rec, "r");
+                        uint64_t lines = 0;
+                        int c;
+                        while (f && (c = fgetc(f)) != EOF) {
+                            lines += c == '\n';
+                        }
+                        if (f) {
+                            fclose(f);
+                        }
+                        ok(lines > NPAGES, "record CSV %s has a header and "
+                           "one row per miss (%llu lines)", rec,
+                           (unsigned long long)lines);
+                        unlink(rec);
+                        first = false;
+                    }
+                }
+            }
+        }
+    }
+    env_close(&e);
+    return done_testing();
+}

@@ -1,0 +1,148 @@
+/*
+ * Trap engine, concurrency: 4 threads read and write their own words of
+ * the same pages (every page shared by all threads) through the registered
+ * view, with a tiny cache and 2 handler threads, so duplicate faults,
+ * LOADING waits, evictions racing fills and WP faults all happen.  Each
+ * thread checks every read against its own shadow copy; at the end every
+ * word is checked through both views.  An alarm() watchdog fails the test
+ * if anything hangs.
+ */
+#include <pthread.h>
+
+#include "trap_test.h"
+
+#define NPAGES 128
+#define FRAMES 8
+#define NTHREADS 4
+#define WORDS (PG / 8)
+#define OWN (WORDS / NTHREADS)
+#define RUN_NS 1500000000ull
+
+struct worker {
+    struct env *e;
+    int id;
+    uint64_t ops, bad;
+    uint64_t shadow[NPAGES][OWN];
+};
+
+static void *worker_fn(void *arg)
+{
+    struct worker *w = arg;
+    uint64_t rs = 0x2545F4914F6CDD1Dull * (uint64_t)(w->id + 1);
+    uint64_t end = cxlssd_now_ns() + RUN_NS;
+    while (cxlssd_now_ns() < end) {
+        for (int k = 0; k < 64; k++) {
+            uint64_t r = rng_next(&rs);
+            uint64_t p = r % NPAGES;
+            uint64_t j = (r >> 16) % OWN;
+            volatile uint64_t *word =
+                (volatile uint64_t *)(w->e->a + p * PG) + j * NTHREADS + w->id;
+            if ((r >> 40) & 1) {
+                uint64_t v = rng_next(&rs) | 1;
+                *word = v;
+                w->shadow[p][j] = v;
+            } else {
+                w->bad += *word != w->shadow[p][j];
+            }
+            w->ops++;
+        }
+    }
+    return NULL;
+}
+
+static void one(struct env *e, const char *name, enum cxlssd_delivery d,
+                uint32_t handlers, const char *cpus, enum cxlssd_policy pol,
+                enum cxlssd_eviction ev, uint32_t prefetch)
+{
+    char err[256];
+    memset(e->b, 0, e->len);
+    struct cxlssd_config mc;
+    test_model_config(&mc, NPAGES, FRAMES);
+    mc.policy = pol;
+    mc.eviction = ev;
+    mc.prefetch = prefetch;
+    mc.evict_low_pct = 20;
+    mc.evict_high_pct = 40;
+    struct cxlssd_model *m = test_model(&mc);
+    struct cxlssd_trap_config tc;
+    test_trap_config(&tc, d, handlers);
+    tc.handler_cpus = cpus;
+    struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e->a, e->len, &tc, NULL,
+                                                err, sizeof(err)) : NULL;
+    if (!t) {
+        ok(0, "%s: trap_new: %s", name, m ? err : "model");
+        if (m) {
+            cxlssd_model_free(m);
+        }
+        return;
+    }
+    static struct worker w[NTHREADS];
+    pthread_t th[NTHREADS];
+    for (int i = 0; i < NTHREADS; i++) {
+        memset(&w[i], 0, sizeof(w[i]));
+        w[i].e = e;
+        w[i].id = i;
+        pthread_create(&th[i], NULL, worker_fn, &w[i]);
+    }
+    uint64_t ops = 0, bad = 0;
+    for (int i = 0; i < NTHREADS; i++) {
+        pthread_join(th[i], NULL);
+        ops += w[i].ops;
+        bad += w[i].bad;
+    }
+    /* Final check through A (still trapped) and B. */
+    uint64_t bada = 0, badb = 0;
+    for (uint64_t p = 0; p < NPAGES; p++) {
+        for (uint64_t j = 0; j < OWN; j++) {
+            for (int i = 0; i < NTHREADS; i++) {
+                uint64_t idx = j * NTHREADS + (uint64_t)i;
+                bada += ((volatile uint64_t *)(e->a + p * PG))[idx] !=
+                        w[i].shadow[p][j];
+                badb += ((uint64_t *)(e->b + p * PG))[idx] !=
+                        w[i].shadow[p][j];
+            }
+        }
+    }
+    struct cxlssd_trap_stats ts;
+    cxlssd_trap_get_stats(t, &ts);
+    struct cxlssd_stats s;
+    cxlssd_model_get_stats(m, &s);
+    cxlssd_trap_free(t);
+    ok(bad == 0 && bada == 0 && badb == 0 && ops > 1000,
+       "%s: %llu ops, mismatches in-run=%llu A=%llu B=%llu; faults=%llu "
+       "dup=%llu wp=%llu misses=%llu loading_waits=%llu evictions=%llu+%llu",
+       name, (unsigned long long)ops, (unsigned long long)bad,
+       (unsigned long long)bada, (unsigned long long)badb,
+       (unsigned long long)ts.faults,
+       (unsigned long long)ts.duplicate_faults,
+       (unsigned long long)ts.wp_faults, (unsigned long long)s.misses,
+       (unsigned long long)s.loading_waits,
+       (unsigned long long)s.evictions_clean,
+       (unsigned long long)s.evictions_dirty);
+    cxlssd_model_free(m);
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (!access_ok_or_skip()) {
+        skip_all("no userfaultfd access");
+    }
+    watchdog(90);
+    struct env e;
+    if (env_open(&e, NPAGES) < 0) {
+        skip_all("memfd unavailable");
+    }
+    one(&e, "poll, 2 handlers, fifo, sync", CXLSSD_DELIVERY_POLL, 2, "",
+        CXLSSD_POLICY_FIFO, CXLSSD_EVICTION_SYNC, 0);
+    one(&e, "poll, 2 handlers pinned 0,1, clock, background, prefetch 2",
+        CXLSSD_DELIVERY_POLL, 2, "0,1", CXLSSD_POLICY_CLOCK,
+        CXLSSD_EVICTION_BACKGROUND, 2);
+    one(&e, "busy, 1 handler, s3fifo, sync, prefetch 1",
+        CXLSSD_DELIVERY_BUSY, 1, "", CXLSSD_POLICY_S3FIFO,
+        CXLSSD_EVICTION_SYNC, 1);
+    one(&e, "poll, 3 handlers, lifo, background", CXLSSD_DELIVERY_POLL, 3,
+        "", CXLSSD_POLICY_LIFO, CXLSSD_EVICTION_BACKGROUND, 0);
+    env_close(&e);
+    return done_testing();
+}

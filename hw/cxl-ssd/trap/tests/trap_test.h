@@ -1,0 +1,214 @@
+/*
+ * Helpers shared by the trap engine tests: TAP output, a memfd with two
+ * MAP_SHARED views (A registered with the trap, B unregistered like QEMU's
+ * own pointer), model construction and an alarm()-based watchdog.
+ * Header-only; each test is a single translation unit.
+ */
+#ifndef CXLSSD_TRAP_TEST_H
+#define CXLSSD_TRAP_TEST_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../trap.h"
+
+#define PG 4096u
+
+static int tap_n;
+static int tap_failed;
+
+static void __attribute__((format(printf, 2, 3)))
+ok(int cond, const char *fmt, ...)
+{
+    va_list ap;
+    printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+    if (!cond) {
+        tap_failed++;
+    }
+}
+
+static void __attribute__((format(printf, 1, 2)))
+diag(const char *fmt, ...)
+{
+    va_list ap;
+    printf("# ");
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+}
+
+static inline void skip_all(const char *why)
+{
+    printf("1..0 # SKIP %s\n", why);
+    exit(0);
+}
+
+static inline int done_testing(void)
+{
+    printf("1..%d\n", tap_n);
+    return tap_failed ? 1 : 0;
+}
+
+static void watchdog_fired(int sig)
+{
+    (void)sig;
+    static const char msg[] = "not ok 999 - watchdog: test hung\n";
+    ssize_t r = write(1, msg, sizeof(msg) - 1);
+    (void)r;
+    _exit(3);
+}
+
+static inline void watchdog(unsigned seconds)
+{
+    signal(SIGALRM, watchdog_fired);
+    alarm(seconds);
+}
+
+struct env {
+    int fd;
+    size_t len;
+    uint64_t npages;
+    unsigned char *a;   /* registered with the trap */
+    unsigned char *b;   /* plain view of the same memfd */
+};
+
+static inline int env_open(struct env *e, uint64_t npages)
+{
+    memset(e, 0, sizeof(*e));
+    e->npages = npages;
+    e->len = npages * PG;
+    e->fd = memfd_create("cxlssd-trap-test", MFD_CLOEXEC);
+    if (e->fd < 0 || ftruncate(e->fd, (off_t)e->len) < 0 ||
+        fallocate(e->fd, 0, 0, (off_t)e->len) < 0) {
+        perror("memfd");
+        return -1;
+    }
+    e->a = mmap(NULL, e->len, PROT_READ | PROT_WRITE, MAP_SHARED, e->fd, 0);
+    e->b = mmap(NULL, e->len, PROT_READ | PROT_WRITE, MAP_SHARED, e->fd, 0);
+    if (e->a == MAP_FAILED || e->b == MAP_FAILED) {
+        perror("mmap");
+        return -1;
+    }
+    return 0;
+}
+
+static inline void env_close(struct env *e)
+{
+    munmap(e->a, e->len);
+    munmap(e->b, e->len);
+    close(e->fd);
+}
+
+/* Model config for a small device: @npages pages, @frames cache frames.
+ * Read timing is the default (tR 3 us + 3.2 us transfer); program and
+ * erase are shortened (10 us, 50 us) so that dirty writebacks and GC on
+ * these tiny devices do not stretch the data-path tests into minutes. */
+static inline void test_model_config(struct cxlssd_config *c, uint64_t npages,
+                              uint64_t frames)
+{
+    cxlssd_config_defaults(c, npages * PG);
+    c->cache_size = frames * PG;
+    c->t_prog_ns = 10000;
+    c->t_erase_ns = 50000;
+    c->evict_low_pct = 10;
+    c->evict_high_pct = 25;
+}
+
+static inline struct cxlssd_model *test_model(const struct cxlssd_config *c)
+{
+    char err[256];
+    struct cxlssd_model *m = cxlssd_model_new(c, err, sizeof(err));
+    if (!m) {
+        diag("cxlssd_model_new: %s", err);
+    }
+    return m;
+}
+
+static inline void test_trap_config(struct cxlssd_trap_config *tc,
+                             enum cxlssd_delivery d, uint32_t threads)
+{
+    memset(tc, 0, sizeof(*tc));
+    tc->delivery = d;
+    tc->handler_threads = threads;
+    tc->handler_cpus = "";
+    tc->compensate = false;
+    tc->track_dirty = true;
+    tc->record_path = NULL;
+    tc->mode_name = "uffd";
+    tc->accel_name = "native";
+}
+
+/* Word @i of page @p for pattern @seed. */
+static inline uint64_t pat(uint64_t seed, uint64_t p, uint64_t i)
+{
+    uint64_t x = seed ^ (p * 0x9e3779b97f4a7c15ull) ^ (i * 0xbf58476d1ce4e5b9ull);
+    x ^= x >> 29;
+    return x;
+}
+
+static inline void fill_pattern(unsigned char *base, uint64_t npages, uint64_t seed)
+{
+    for (uint64_t p = 0; p < npages; p++) {
+        uint64_t *w = (uint64_t *)(base + p * PG);
+        for (uint64_t i = 0; i < PG / 8; i++) {
+            w[i] = pat(seed, p, i);
+        }
+    }
+}
+
+/* Mismatching words of page @p. */
+static inline uint64_t check_page(const unsigned char *base, uint64_t p,
+                           uint64_t seed)
+{
+    const volatile uint64_t *w = (const volatile uint64_t *)(base + p * PG);
+    uint64_t bad = 0;
+    for (uint64_t i = 0; i < PG / 8; i++) {
+        bad += w[i] != pat(seed, p, i);
+    }
+    return bad;
+}
+
+static inline uint64_t rng_next(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *s = x;
+}
+
+/* The handler wakes the faulter (UFFDIO_CONTINUE) just before it calls
+ * cxlssd_fill_done(): wait for the model to catch up before asserting. */
+static inline void settle(struct cxlssd_model *m, uint64_t page)
+{
+    for (int i = 0; i < 1000000 &&
+         (cxlssd_page_state(m, page) == CXLSSD_LOADING ||
+          cxlssd_page_state(m, page) == CXLSSD_EVICTING); i++) {
+        usleep(1);
+    }
+}
+
+static inline int access_ok_or_skip(void)
+{
+    if (access("/dev/userfaultfd", F_OK) != 0 && geteuid() != 0) {
+        return 0;
+    }
+    return 1;
+}
+
+#endif

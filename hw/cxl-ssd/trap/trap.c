@@ -1,0 +1,304 @@
+/*
+ * cxl-ssd trap engine: life cycle (new/free), reset quiesce, statistics and
+ * names.  The mechanism itself lives in uffd.c (userfaultfd), handler.c
+ * (fault service), evict.c (unmapping, background worker), prefetch.c,
+ * wait.c and records.c.  See trap.h for the interface.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "trap_int.h"
+
+static const char *const delivery_names[CXLSSD_DELIVERY_COUNT] = {
+    [CXLSSD_DELIVERY_POLL] = "poll",
+    [CXLSSD_DELIVERY_BUSY] = "busy",
+};
+
+const char *cxlssd_delivery_name(enum cxlssd_delivery d)
+{
+    return (unsigned)d < CXLSSD_DELIVERY_COUNT ? delivery_names[d] : "?";
+}
+
+int cxlssd_delivery_from_name(const char *name, enum cxlssd_delivery *out)
+{
+    for (int i = 0; i < CXLSSD_DELIVERY_COUNT; i++) {
+        if (name && strcmp(name, delivery_names[i]) == 0) {
+            *out = (enum cxlssd_delivery)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+bool trap_park_if_paused(struct cxlssd_trap *t)
+{
+    if (!atomic_load_explicit(&t->pause_req, memory_order_acquire)) {
+        return atomic_load_explicit(&t->stop, memory_order_relaxed);
+    }
+    pthread_mutex_lock(&t->ctl_lock);
+    t->parked++;
+    pthread_cond_broadcast(&t->ctl_cond);
+    while (atomic_load(&t->pause_req) && !atomic_load(&t->stop)) {
+        pthread_cond_wait(&t->ctl_cond, &t->ctl_lock);
+    }
+    t->parked--;
+    pthread_mutex_unlock(&t->ctl_lock);
+    return atomic_load(&t->stop);
+}
+
+static void efd_signal(struct cxlssd_trap *t)
+{
+    uint64_t one = 1;
+    if (t->stop_efd >= 0 && write(t->stop_efd, &one, sizeof(one)) < 0 &&
+        errno != EAGAIN) {
+        fprintf(stderr, "cxl-ssd trap: eventfd write: %s\n", strerror(errno));
+    }
+}
+
+static void efd_clear(struct cxlssd_trap *t)
+{
+    uint64_t v;
+    if (t->stop_efd >= 0 && read(t->stop_efd, &v, sizeof(v)) < 0 &&
+        errno != EAGAIN) {
+        fprintf(stderr, "cxl-ssd trap: eventfd read: %s\n", strerror(errno));
+    }
+}
+
+static void trap_destroy(struct cxlssd_trap *t)
+{
+    atomic_store(&t->stop, true);
+    efd_signal(t);
+    pthread_mutex_lock(&t->ctl_lock);
+    pthread_cond_broadcast(&t->ctl_cond);
+    pthread_mutex_unlock(&t->ctl_lock);
+    trap_handlers_stop(t);
+    trap_evict_stop(t);
+    /* Prefetched pages still LOADING: map them (needs the registration). */
+    if (t->registered && t->pf_heap) {
+        trap_prefetch_flush(t);
+    }
+    /* Unregistering wakes any thread still blocked on the range; from now
+     * on the mapping behaves as a plain shared mapping of the memfd. */
+    trap_uffd_unregister(t);
+    if (t->uffd >= 0) {
+        close(t->uffd);
+    }
+    if (t->stop_efd >= 0) {
+        close(t->stop_efd);
+    }
+    trap_records_stop(t);
+    if (t->ring) {
+        cxlssd_record_ring_free(t->ring);
+    }
+    trap_prefetch_destroy(t);
+    pthread_mutex_destroy(&t->ctl_lock);
+    pthread_cond_destroy(&t->ctl_cond);
+    pthread_mutex_destroy(&t->reset_lock);
+    pthread_mutex_destroy(&t->evict_lock);
+    pthread_cond_destroy(&t->evict_cond);
+    pthread_mutex_destroy(&t->pf_lock);
+    pthread_mutex_destroy(&t->rec_lock);
+    pthread_cond_destroy(&t->rec_cond);
+    free(t->handler_cpus);
+    free(t->record_path);
+    free(t->mode_name);
+    free(t->accel_name);
+    free(t);
+}
+
+struct cxlssd_trap *cxlssd_trap_new(struct cxlssd_model *model,
+                                    void *base, size_t len,
+                                    const struct cxlssd_trap_config *cfg,
+                                    const struct cxlssd_trap_hooks *hooks,
+                                    char *err, size_t errlen)
+{
+    if (!model || !base || !len || !cfg) {
+        snprintf(err, errlen, "cxl-ssd trap: missing model, range or "
+                 "configuration");
+        return NULL;
+    }
+    if ((unsigned)cfg->delivery >= CXLSSD_DELIVERY_COUNT) {
+        snprintf(err, errlen, "delivery=%d: must be poll or busy",
+                 (int)cfg->delivery);
+        return NULL;
+    }
+    if (cfg->handler_threads < 1 || cfg->handler_threads > TRAP_MAX_HANDLERS) {
+        snprintf(err, errlen, "handler-threads=%u: must be in 1..%d",
+                 cfg->handler_threads, TRAP_MAX_HANDLERS);
+        return NULL;
+    }
+    if (hooks && hooks->serialize_begin && !hooks->serialize_end) {
+        snprintf(err, errlen, "cxl-ssd trap: serialize_begin without "
+                 "serialize_end");
+        return NULL;
+    }
+    const struct cxlssd_config *mc = cxlssd_model_config(model);
+    uint64_t ps = mc->page_size;
+    long hps = sysconf(_SC_PAGESIZE);
+    if (ps == 0 || hps <= 0 || ps % (uint64_t)hps != 0) {
+        snprintf(err, errlen, "page-size=%llu: must be a multiple of the "
+                 "host page size (%ld)", (unsigned long long)ps, hps);
+        return NULL;
+    }
+    if ((uintptr_t)base % ps != 0 || len % ps != 0) {
+        snprintf(err, errlen, "cxl-ssd trap: range [%p, +0x%zx) is not "
+                 "aligned to page-size=%llu", base, len,
+                 (unsigned long long)ps);
+        return NULL;
+    }
+    if (len / ps > cxlssd_model_pages(model)) {
+        snprintf(err, errlen, "cxl-ssd trap: range of %llu pages exceeds the "
+                 "model's %llu pages", (unsigned long long)(len / ps),
+                 (unsigned long long)cxlssd_model_pages(model));
+        return NULL;
+    }
+
+    struct cxlssd_trap *t = calloc(1, sizeof(*t));
+    if (!t) {
+        snprintf(err, errlen, "cxl-ssd trap: out of memory");
+        return NULL;
+    }
+    t->model = model;
+    t->base = base;
+    t->len = len;
+    t->page_size = ps;
+    t->npages = len / ps;
+    t->cfg = *cfg;
+    t->handler_cpus = dup_or_null(cfg->handler_cpus);
+    t->record_path = dup_or_null(cfg->record_path);
+    t->mode_name = dup_or_null(cfg->mode_name);
+    t->accel_name = dup_or_null(cfg->accel_name);
+    t->cfg.handler_cpus = t->handler_cpus;
+    t->cfg.record_path = t->record_path;
+    t->cfg.mode_name = t->mode_name;
+    t->cfg.accel_name = t->accel_name;
+    if (hooks) {
+        t->hooks = *hooks;
+    }
+    t->background = mc->eviction == CXLSSD_EVICTION_BACKGROUND;
+    t->nhandlers = cfg->handler_threads;
+    t->parties = t->nhandlers;     /* + the eviction worker if started */
+    t->uffd = -1;
+    t->stop_efd = -1;
+    pthread_mutex_init(&t->ctl_lock, NULL);
+    pthread_cond_init(&t->ctl_cond, NULL);
+    pthread_mutex_init(&t->reset_lock, NULL);
+    pthread_mutex_init(&t->evict_lock, NULL);
+    pthread_cond_init(&t->evict_cond, NULL);
+    pthread_mutex_init(&t->pf_lock, NULL);
+    pthread_mutex_init(&t->rec_lock, NULL);
+    pthread_cond_init(&t->rec_cond, NULL);
+    atomic_store(&t->pf_next, UINT64_MAX);
+    snprintf(t->mechanism, sizeof(t->mechanism), "none");
+
+    /* Validate the CPU list before touching the mapping. */
+    int *cpus = calloc(TRAP_MAX_CPUS, sizeof(int));
+    if (!cpus) {
+        snprintf(err, errlen, "cxl-ssd trap: out of memory");
+        goto fail;
+    }
+    int ncpus = trap_parse_cpus(t->handler_cpus, cpus, TRAP_MAX_CPUS, err,
+                                errlen);
+    free(cpus);
+    if (ncpus < 0) {
+        goto fail;
+    }
+
+    t->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (t->stop_efd < 0) {
+        snprintf(err, errlen, "cxl-ssd trap: eventfd: %s", strerror(errno));
+        goto fail;
+    }
+    if (trap_uffd_open(t, err, errlen) < 0 ||
+        trap_uffd_register(t, err, errlen) < 0 ||
+        trap_prefetch_init(t, err, errlen) < 0 ||
+        trap_records_start(t, err, errlen) < 0 ||
+        trap_evict_start(t, err, errlen) < 0 ||
+        trap_handlers_start(t, err, errlen) < 0) {
+        goto fail;
+    }
+    return t;
+
+fail:
+    trap_destroy(t);
+    return NULL;
+}
+
+void cxlssd_trap_free(struct cxlssd_trap *t)
+{
+    if (t) {
+        trap_destroy(t);
+    }
+}
+
+void cxlssd_trap_reset(struct cxlssd_trap *t)
+{
+    pthread_mutex_lock(&t->reset_lock);
+    /* Quiesce: every handler and the eviction worker parks between events;
+     * faults raised meanwhile stay queued in the uffd. */
+    atomic_store(&t->pause_req, true);
+    efd_signal(t);
+    pthread_mutex_lock(&t->evict_lock);
+    pthread_cond_broadcast(&t->evict_cond);
+    pthread_mutex_unlock(&t->evict_lock);
+    pthread_mutex_lock(&t->ctl_lock);
+    while (t->parked < t->parties) {
+        pthread_cond_wait(&t->ctl_cond, &t->ctl_lock);
+    }
+    pthread_mutex_unlock(&t->ctl_lock);
+
+    /* No fill or eviction in flight now, except queued prefetches and
+     * victims queued after the worker parked: unmapping everything below
+     * covers those. */
+    trap_prefetch_flush(t);
+    trap_evict_forget_queue(t);
+    if (madvise(t->base, t->len, MADV_DONTNEED) < 0) {
+        fprintf(stderr, "cxl-ssd trap: madvise(DONTNEED) at reset: %s\n",
+                strerror(errno));
+    }
+    atomic_fetch_add_explicit(&t->st_madvise, 1, memory_order_relaxed);
+    cxlssd_model_reset_residency(t->model);
+
+    efd_clear(t);
+    pthread_mutex_lock(&t->ctl_lock);
+    atomic_store(&t->pause_req, false);
+    pthread_cond_broadcast(&t->ctl_cond);
+    pthread_mutex_unlock(&t->ctl_lock);
+    pthread_mutex_unlock(&t->reset_lock);
+}
+
+bool cxlssd_trap_dirty_tracking(const struct cxlssd_trap *t)
+{
+    return t->wp;
+}
+
+const char *cxlssd_trap_dirty_mechanism(const struct cxlssd_trap *t)
+{
+    return t->mechanism;
+}
+
+void cxlssd_trap_get_stats(struct cxlssd_trap *t, struct cxlssd_trap_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->faults = atomic_load(&t->st_faults);
+    out->wp_faults = atomic_load(&t->st_wp_faults);
+    out->duplicate_faults = atomic_load(&t->st_duplicate);
+    out->wakes = atomic_load(&t->st_wakes);
+    out->madvise_calls = atomic_load(&t->st_madvise);
+    out->pages_unmapped = atomic_load(&t->st_unmapped);
+    out->bql_wait_ns = atomic_load(&t->st_bql_wait_ns);
+    if (t->ring) {
+        out->records_written = cxlssd_record_written(t->ring);
+        out->records_dropped = cxlssd_record_dropped(t->ring);
+    }
+}

@@ -1,0 +1,109 @@
+/*
+ * cxl-ssd trap engine: serves misses on a memfd-backed mapping through
+ * userfaultfd MINOR faults, using the device model for every decision.
+ * Plain C11 + Linux, no QEMU headers: the QEMU device and the host-native
+ * tool both use it.  Residency is whether a page is mapped in the
+ * registered mapping; data never moves (the memfd's page cache holds it).
+ *
+ *   fault -> [serialize hook, e.g. BQL] -> cxlssd_miss() -> MADV_DONTNEED
+ *   victims -> wait until the NAND deadline -> UFFDIO_CONTINUE -> record
+ */
+#ifndef CXLSSD_TRAP_H
+#define CXLSSD_TRAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../model/model.h"
+#include "../model/record.h"
+
+enum cxlssd_delivery {
+    CXLSSD_DELIVERY_POLL,       /* handler threads sleep in poll() */
+    CXLSSD_DELIVERY_BUSY,       /* handler threads busy-poll the uffd */
+    CXLSSD_DELIVERY_COUNT
+};
+
+struct cxlssd_trap_hooks {
+    void *opaque;
+    /*
+     * Called on a handler thread before the model decision for a fault
+     * raised by host thread @tid.  Returns true if it took a lock that
+     * serialize_end() must release (the BQL for vCPU threads with bql=on).
+     * Must never block on a lock held by @tid itself.  May be NULL.
+     */
+    bool (*serialize_begin)(void *opaque, pid_t tid);
+    void (*serialize_end)(void *opaque);
+    /* vCPU index of host thread @tid, or -1.  May be NULL. */
+    int (*vcpu_index)(void *opaque, pid_t tid);
+    /* Called on the handler thread once a miss is served, with its record
+     * (e.g. to emit a trace event).  May be NULL. */
+    void (*miss_done)(void *opaque, const struct cxlssd_record *rec);
+};
+
+struct cxlssd_trap_config {
+    enum cxlssd_delivery delivery;
+    uint32_t handler_threads;   /* >= 1 */
+    const char *handler_cpus;   /* "0,1" or "" (no pinning) */
+    bool compensate;            /* shorten NAND wait by delivery time */
+    bool track_dirty;           /* uffd write-protect for first writes */
+    const char *record_path;    /* per-miss CSV, NULL/"" = off */
+    const char *mode_name;      /* written into records: "uffd" */
+    const char *accel_name;     /* written into records: "tcg"/"kvm"/"native" */
+    /*
+     * false (default): a miss hands its victims to the eviction worker,
+     * which unmaps them (coalesced across misses) while the miss waits and
+     * completes; the victim stays EVICTING (mapped) until then.
+     * true: the miss unmaps its victims itself before waiting.  A
+     * MADV_DONTNEED costs 1 us to 50 us per call depending on the host
+     * (TLB shootdown, shadow paging), so inline unmapping can dominate the
+     * miss latency.
+     */
+    bool unmap_inline;
+};
+
+struct cxlssd_trap;
+
+/*
+ * Register [@base, @base + @len) (a MAP_SHARED mapping of @memfd, whose
+ * pages are already allocated) with userfaultfd MINOR (+WP if
+ * track_dirty and the kernel supports it), unmap every page and start the
+ * handler (and background eviction) threads.  @model must cover @len.
+ * Returns NULL with a message in @err.
+ */
+struct cxlssd_trap *cxlssd_trap_new(struct cxlssd_model *model,
+                                    void *base, size_t len,
+                                    const struct cxlssd_trap_config *cfg,
+                                    const struct cxlssd_trap_hooks *hooks,
+                                    char *err, size_t errlen);
+
+/* Stop threads, unregister, flush records.  Safe on a running trap. */
+void cxlssd_trap_free(struct cxlssd_trap *t);
+
+/* Quiesce handlers, unmap every page, reset model residency, resume.
+ * Used at device reset and HDM uncommit. */
+void cxlssd_trap_reset(struct cxlssd_trap *t);
+
+/* True if dirty tracking (uffd WP on this mapping) is active. */
+bool cxlssd_trap_dirty_tracking(const struct cxlssd_trap *t);
+/* Human-readable mechanism description for manifests. */
+const char *cxlssd_trap_dirty_mechanism(const struct cxlssd_trap *t);
+
+struct cxlssd_trap_stats {
+    uint64_t faults;            /* uffd events read */
+    uint64_t wp_faults;
+    uint64_t duplicate_faults;  /* page already resident or loading */
+    uint64_t wakes;             /* UFFDIO_WAKE issued */
+    uint64_t madvise_calls;
+    uint64_t pages_unmapped;
+    uint64_t bql_wait_ns;       /* total time in serialize_begin */
+    uint64_t records_written;
+    uint64_t records_dropped;
+};
+void cxlssd_trap_get_stats(struct cxlssd_trap *t, struct cxlssd_trap_stats *out);
+
+const char *cxlssd_delivery_name(enum cxlssd_delivery d);
+int cxlssd_delivery_from_name(const char *name, enum cxlssd_delivery *out);
+
+#endif
