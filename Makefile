@@ -24,6 +24,9 @@ include hw/cxl-ssd/trap/trap.mk
 include qemu-patches/qemu.mk
 include vm-images/guest.mk
 include bench/bench.mk
+include bench/experiments.mk
+-include tracing/tracing.mk
+include tests/e2e/e2e.mk
 include tests/tests.mk
 
 bench: $(BENCHES)

@@ -30,7 +30,11 @@ MIO_TEST_ASAN  := $(MIO_OUT)/test-mio-asan
 mio: $(MIO_BIN) $(MIO_GUEST_BIN)
 all: mio
 BENCHES += $(MIO_BIN) $(MIO_GUEST_BIN)
-GUEST_BINS += $(MIO_GUEST_BIN)
+# vm-images/guest.mk packs $(BUILD)/guest-bin/* into the initramfs; make the
+# image wait for mio when both are built in one run.
+ifneq ($(GUEST_INITRAMFS),)
+$(GUEST_INITRAMFS): $(MIO_GUEST_BIN)
+endif
 TESTS += $(MIO_UNIT) $(MIO_TEST) $(MIO_UNIT_ASAN) $(MIO_TEST_ASAN)
 
 $(MIO_OUT)/obj/%.o: $(MIO_DIR)/%.c $(MIO_HDRS)

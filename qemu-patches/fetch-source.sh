@@ -42,8 +42,9 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     exit 0
 fi
 
-if ! apt-cache showsrc --only-source qemu 2>/dev/null | grep -qx "Version: $version"; then
-    avail=$(apt-cache showsrc --only-source qemu 2>/dev/null | sed -n 's/^Version: //p' | tr '\n' ' ')
+# Capture first: grep -q closing the pipe early would fail it under pipefail.
+avail=$(apt-cache showsrc --only-source qemu 2>/dev/null | sed -n 's/^Version: //p' | tr '\n' ' ')
+if ! grep -qFx -- "$version" <<<"${avail// /$'\n'}"; then
     die "qemu source version '$version' is not in the apt deb-src lists (available: ${avail:-none}). Run qemu-patches/host-deps.sh, or set QEMU_DEB_VERSION to one of those."
 fi
 
@@ -58,7 +59,7 @@ dsc=$dl/qemu_${upstream}.dsc
 log "extracting $dsc into $src"
 rm -rf "$src" "$src.tmp"
 mkdir -p "$(dirname "$src")"
-quiet dpkg-source -x "$dsc" "$src.tmp" || die "dpkg-source -x $dsc failed"
+quiet dpkg-source --no-copy -x "$dsc" "$src.tmp" || die "dpkg-source -x $dsc failed"
 for p in "${patches[@]}"; do
     log "applying $p"
     patch -d "$src.tmp" -p1 --forward --batch --no-backup-if-mismatch --quiet <"$patch_dir/$p" ||

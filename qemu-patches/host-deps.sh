@@ -9,19 +9,12 @@
 set -euo pipefail
 
 SOURCES_DIR=/etc/apt/sources.list.d
-BACKPORTS_LIST=$SOURCES_DIR/cxl-ssd-bookworm-backports.sources
-TRIXIE_SRC_LIST=$SOURCES_DIR/cxl-ssd-trixie-src.sources
 MESON_MIN=1.5
-BUILD_PKGS=(ninja-build libglib2.0-dev libfdt-dev pkg-config python3 ccache
-            flex bison gcc dpkg-dev)
+BUILD_PKGS=(ninja-build libglib2.0-dev libfdt-dev pkg-config python3 python3-venv ccache
+            flex bison gcc make patch dpkg-dev)
 FIRMWARE_PKGS=(seabios qemu-system-data ipxe-qemu)
 
 log() { echo "host-deps: $*"; }
-
-if [ "$(id -u)" -ne 0 ]; then
-    echo "host-deps: must run as root (apt-get install)" >&2
-    exit 1
-fi
 
 # Mirror and keyring of the host's own Debian source.
 mirror=$(awk '/^URIs:/ && $2 ~ /\/debian\/?$/ {print $2; exit}' \
@@ -33,11 +26,11 @@ keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 # .list or a deb822 .sources stanza?  Avoids duplicate-target warnings.
 configured() {  # type suite
     local f
-    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    for f in /etc/apt/sources.list "$SOURCES_DIR"/*.list; do
         [ -f "$f" ] && grep -qE "^[[:space:]]*$1([[:space:]]+\[[^]]*\])?[[:space:]]+[^[:space:]]+[[:space:]]+$2([[:space:]]|\$)" "$f" &&
             return 0
     done
-    for f in /etc/apt/sources.list.d/*.sources; do
+    for f in "$SOURCES_DIR"/*.sources; do
         [ -f "$f" ] && awk -v t="$1" -v s="$2" '
             BEGIN { RS = ""; FS = "\n" }
             {
@@ -54,16 +47,12 @@ configured() {  # type suite
     return 1
 }
 
-added=0
-add_source() {  # file types suite
-    configured "$2" "$3" && return 0
-    log "adding apt source $1 ($2 $3 from $mirror)"
-    printf 'Types: %s\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
-        "$2" "$mirror" "$3" "$keyring" >"$1"
-    added=1
-}
-add_source "$BACKPORTS_LIST" deb bookworm-backports
-add_source "$TRIXIE_SRC_LIST" deb-src trixie
+# Sources to add: "file type suite" for each one not configured yet.
+new_sources=()
+configured deb bookworm-backports ||
+    new_sources+=("$SOURCES_DIR/cxl-ssd-bookworm-backports.sources deb bookworm-backports")
+configured deb-src trixie ||
+    new_sources+=("$SOURCES_DIR/cxl-ssd-trixie-src.sources deb-src trixie")
 
 lists_present() {
     compgen -G '/var/lib/apt/lists/*_dists_bookworm-backports_main_binary-*_Packages*' >/dev/null &&
@@ -81,13 +70,24 @@ if installed meson && dpkg --compare-versions \
     meson_ok=1
 fi
 
-if [ "$added" -eq 0 ] && lists_present && [ "${#missing[@]}" -eq 0 ] && [ "$meson_ok" -eq 1 ]; then
+if [ "${#new_sources[@]}" -eq 0 ] && lists_present && [ "${#missing[@]}" -eq 0 ] &&
+       [ "$meson_ok" -eq 1 ]; then
     log "all present (meson $(dpkg-query -W -f='${Version}' meson))"
     exit 0
 fi
 
+if [ "$(id -u)" -ne 0 ]; then
+    echo "host-deps: error: packages or apt sources missing; run as root to install them" >&2
+    exit 1
+fi
+for entry in "${new_sources[@]}"; do
+    read -r file type suite <<<"$entry"
+    log "adding apt source $file ($type $suite from $mirror)"
+    printf 'Types: %s\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
+        "$type" "$mirror" "$suite" "$keyring" >"$file"
+done
 export DEBIAN_FRONTEND=noninteractive
-if [ "$added" -eq 1 ] || ! lists_present; then
+if [ "${#new_sources[@]}" -gt 0 ] || ! lists_present; then
     log "apt-get update"
     apt-get update -q
 fi

@@ -18,7 +18,7 @@ QEMU_SRC := $(BUILD)/qemu-src
 QEMU_BUILD := $(BUILD)/qemu
 QEMU := $(QEMU_BUILD)/qemu-system-x86_64
 QEMU_VERSION_FILE := $(QEMU_BUILD)/VERSION
-QEMU_FIRMWARE_ARGS := -L /usr/share/seabios -L /usr/share/qemu
+QEMU_FIRMWARE_ARGS := -L /usr/share/seabios -L /usr/share/qemu -L /usr/lib/ipxe/qemu
 QEMU_NINJA_JOBS ?= 2
 export QEMU_FIRMWARE_ARGS
 

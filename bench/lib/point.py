@@ -25,7 +25,9 @@ def device_spec(point, outdir):
     """The -device string (without bus/memdev/id) and the device section."""
     dev = specmod.section(point, "device.")
     driver = dev.pop("driver", "cxl-ssd")
-    if driver == "cxl-ssd" and "record" not in dev:
+    if driver != "cxl-ssd":
+        return driver, driver, {}          # device.* properties are cxl-ssd's
+    if "record" not in dev:
         dev["record"] = os.path.join(outdir, "misses.csv")
     props = ",".join(f"{k}={v.replace(',', ',,')}" for k, v in dev.items())
     return driver + ("," + props if props else ""), driver, dev

@@ -6,7 +6,8 @@ Keys:
                             timeout, ram-backend (memfd: guest RAM on 4 KiB
                             shmem pages, like the device)
   device.driver             cxl-ssd (default) or cxl-type3
-  device.<property>         -device property (cxl-ssd,help lists them)
+  device.<property>         cxl-ssd property (cxl-ssd,help lists them);
+                            ignored for other drivers
   mio.<option>              bench/mio option without the dashes; a value of
                             "on" is a flag (mio.verify = on)
   run.raw                   on: keep every sample (needed for hit/miss split)

@@ -66,6 +66,7 @@ struct mio_config {
     unsigned verify_passes;
     int verify_overlap;
     int inject_corruption;
+    int inject_chain_break;     /* test hook: break thread 0's chain */
 };
 
 /* opts.c */

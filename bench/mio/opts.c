@@ -54,6 +54,7 @@ static void usage(FILE *f)
 "  --verify-passes K   K write/verify rounds with different seeds (default 1)\n"
 "  --verify-overlap    threads write interleaved words of the same pages\n"
 "  --inject-corruption (test hook) flip one word between write and verify\n"
+"  --inject-chain-break (test hook) break thread 0's chain before the check\n"
 "\n"
 "Sizes accept K, M, G, T suffixes (binary: K = 1024).\n"
 "Exit status: 0 ok, 1 verify mismatch, 2 usage, 3 chain check failed,\n"
@@ -170,7 +171,8 @@ enum {
     O_CACHE_BYTES, O_THP, O_PATTERN, O_STRIDE, O_SEED, O_THREADS, O_PIN,
     O_SAMPLES, O_LOADS, O_WARMUP, O_STORE_RATIO, O_TIMER, O_SUBTRACT,
     O_PROGRESS, O_QUIET, O_SUMMARY, O_SUMMARY_CSV, O_APPEND, O_RAW, O_HIST,
-    O_CDF, O_VERIFY, O_VERIFY_PASSES, O_VERIFY_OVERLAP, O_INJECT, O_HELP,
+    O_CDF, O_VERIFY, O_VERIFY_PASSES, O_VERIFY_OVERLAP, O_INJECT,
+    O_INJECT_CHAIN, O_HELP,
 };
 
 static const struct option longopts[] = {
@@ -204,6 +206,7 @@ static const struct option longopts[] = {
     {"verify-passes", required_argument, 0, O_VERIFY_PASSES},
     {"verify-overlap", no_argument, 0, O_VERIFY_OVERLAP},
     {"inject-corruption", no_argument, 0, O_INJECT},
+    {"inject-chain-break", no_argument, 0, O_INJECT_CHAIN},
     {"help", no_argument, 0, O_HELP},
     {0, 0, 0, 0},
 };
@@ -337,6 +340,7 @@ int mio_parse_args(int argc, char **argv, struct mio_config *cfg)
             break;
         case O_VERIFY_OVERLAP: cfg->verify_overlap = 1; break;
         case O_INJECT: cfg->inject_corruption = 1; break;
+        case O_INJECT_CHAIN: cfg->inject_chain_break = 1; break;
         case 'h':
         case O_HELP:
             usage(stdout);

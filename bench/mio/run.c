@@ -113,6 +113,8 @@ static void *worker_main(void *arg)
         mio_walk(&s, cfg->warmup_passes * n, &w->slot->done[MIO_PH_WARMUP]);
     phase_barrier(sh, MIO_PH_CHECK);
 
+    if (cfg->inject_chain_break && w->id == 0)
+        ((struct mio_node *)w->base)->next = (struct mio_node *)w->base;
     if (w->build_ok) {
         w->visited = mio_chain_check(w->base, n, cfg->stride, &w->hash,
                                      &w->slot->done[MIO_PH_CHECK]);

@@ -134,6 +134,11 @@ run file --target "$tmp/chase.img" --wss-bytes 4M --stride 4096 --samples 1000
 [ "$rc" -eq 0 ] && [ "$(kv file target_kind)" = file ] && [ "$(kv file chain_check)" = ok ]
 ok $? "file target (MAP_SHARED)"
 
+run broken --wss-bytes 1M --threads 2 --samples 100 --inject-chain-break
+[ "$rc" -eq 3 ] && [ "$(kv broken chain_check)" = fail ] &&
+    grep -q 'thread 0: chain check FAILED' "$tmp/broken.err"
+ok $? "a broken chain is reported (chain_check=fail, exit 3)"
+
 # --- usage errors ---------------------------------------------------------
 for bad in "--stride 100" "--stride 8192" "--stride 32" "--pattern zigzag" \
            "--wss-ratio 1" "--store-ratio 1.5" "--threads 0" "--samples 0" \

@@ -16,6 +16,7 @@
 #include "qemu/main-loop.h"
 #include "hw/core/cpu.h"
 #include "cxl_ssd.h"
+#include "trace.h"
 
 static bool cxl_ssd_serialize_begin(void *opaque, pid_t tid)
 {
@@ -38,6 +39,12 @@ static int cxl_ssd_vcpu_index_hook(void *opaque, pid_t tid)
     return cxl_ssd_vcpu_index(opaque, tid);
 }
 
+static void cxl_ssd_miss_done(void *opaque, const struct cxlssd_record *rec)
+{
+    trace_cxl_ssd_miss(rec->page, rec->flags & CXLSSD_REC_WRITE,
+                       rec->t_fault_ns, rec->t_deadline_ns, rec->t_mapped_ns);
+}
+
 void cxl_ssd_hooks_fill(CXLSSDState *s, struct cxlssd_trap_hooks *hooks)
 {
     *hooks = (struct cxlssd_trap_hooks) {
@@ -45,6 +52,7 @@ void cxl_ssd_hooks_fill(CXLSSDState *s, struct cxlssd_trap_hooks *hooks)
         .serialize_begin = cxl_ssd_serialize_begin,
         .serialize_end = cxl_ssd_serialize_end,
         .vcpu_index = cxl_ssd_vcpu_index_hook,
+        .miss_done = cxl_ssd_miss_done,
     };
 }
 

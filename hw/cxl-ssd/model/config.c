@@ -330,9 +330,11 @@ static const struct prop_def prop_defs[] = {
     { "record-ring", K_U32, OFF(record_ring) },
 };
 
+/* Every model property the QEMU device defines (its -device cxl-ssd,help
+ * text).  "size" is not one of them (the device takes it from the memdev),
+ * so it has no entry here; cxlssd_config_set() still accepts it for the
+ * host-native tool. */
 const struct cxlssd_prop_info cxlssd_props[] = {
-    { "size", "device capacity in bytes; taken from the memdev "
-      "(at least 2 pages, a multiple of page-size, at most 16 TiB)" },
     { "cache-size", "DRAM cache capacity in bytes, K/M/G suffixes accepted "
       "(default 0 = 5% of the device; 1 page .. device size, a multiple of "
       "page-size)" },
@@ -378,9 +380,9 @@ const struct cxlssd_prop_info cxlssd_props[] = {
 };
 const size_t cxlssd_nprops = sizeof(cxlssd_props) / sizeof(cxlssd_props[0]);
 
-_Static_assert(sizeof(cxlssd_props) / sizeof(cxlssd_props[0]) ==
+_Static_assert(sizeof(cxlssd_props) / sizeof(cxlssd_props[0]) + 1 ==
                sizeof(prop_defs) / sizeof(prop_defs[0]),
-               "every property needs a description");
+               "every property but size needs a description");
 
 static const struct prop_def *find_prop(const char *name)
 {

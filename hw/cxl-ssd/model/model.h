@@ -59,7 +59,9 @@ struct cxlssd_miss {
     enum cxlssd_miss_outcome outcome;
     uint64_t page;
     bool write;
-    uint64_t decision_start_ns; /* CLOCK_MONOTONIC when the model started */
+    uint64_t decision_start_ns; /* when the model started: the @now_ns
+                                 * passed to cxlssd_miss() (pass
+                                 * cxlssd_now_ns() read just before) */
     uint64_t decision_end_ns;
     uint64_t deadline_ns;       /* NAND completion of this page's read */
     uint32_t nvictims;          /* pages the caller must unmap, then call

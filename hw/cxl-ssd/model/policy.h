@@ -16,6 +16,7 @@
  *                              POL_NIL if every page is LOADING/EVICTING.
  *                              *old receives the byte before the CAS.
  *   reset()                    empty order (slots are re-added by insert)
+ *   hint()                     optional: prefetch the next candidate's byte
  *
  * References (cxlssd_hit(), sampled accessed bits) do not call the policy:
  * they bump the page byte's frequency field (CLOCK: reference bit, 0..1;
@@ -83,7 +84,17 @@ struct policy_ops {
                    uint32_t page, bool ghost);
     uint32_t (*pick)(struct pol_ctx *c, struct pol_set *s, uint8_t extra,
                      uint8_t *old);
+    /* optional: prefetch the state byte of the page pick() will probably
+     * look at next (overlaps that cache miss with the caller's work) */
+    void (*hint)(struct pol_ctx *c, struct pol_set *s);
 };
+
+static inline void pol_prefetch_slot(struct pol_ctx *c, uint32_t slot)
+{
+    if (slot != POL_NIL) {
+        __builtin_prefetch(&c->pst[c->slot_page[slot]], 1, 3);
+    }
+}
 
 extern const struct policy_ops cxlssd_policy_fifo;
 extern const struct policy_ops cxlssd_policy_lifo;

@@ -51,10 +51,19 @@ static uint32_t clock_pick(struct pol_ctx *c, struct pol_set *s,
     return POL_NIL;
 }
 
+static void clock_hint(struct pol_ctx *c, struct pol_set *s)
+{
+    uint32_t slot = s->base + s->hand;
+    if (c->q[slot] != POL_Q_FREE) {
+        pol_prefetch_slot(c, slot);
+    }
+}
+
 const struct policy_ops cxlssd_policy_clock = {
     .name = "clock",
     .freq_max = 1,
     .reset = clock_reset,
     .insert = clock_insert,
     .pick = clock_pick,
+    .hint = clock_hint,
 };

@@ -32,10 +32,16 @@ static uint32_t fifo_pick(struct pol_ctx *c, struct pol_set *s, uint8_t extra,
     return POL_NIL;
 }
 
+static void fifo_hint(struct pol_ctx *c, struct pol_set *s)
+{
+    pol_prefetch_slot(c, s->head[POL_Q_MAIN]);
+}
+
 const struct policy_ops cxlssd_policy_fifo = {
     .name = "fifo",
     .freq_max = 0,
     .reset = fifo_reset,
     .insert = fifo_insert,
     .pick = fifo_pick,
+    .hint = fifo_hint,
 };

@@ -149,10 +149,21 @@ static uint32_t s3_pick(struct pol_ctx *c, struct pol_set *s, uint8_t extra,
     return v;
 }
 
+static void s3_hint(struct pol_ctx *c, struct pol_set *s)
+{
+    pol_prefetch_slot(c, s->head[POL_Q_SMALL]);
+    pol_prefetch_slot(c, s->head[POL_Q_MAIN]);
+    if (s->ghost_cap && s->ghost_len == s->ghost_cap) {
+        __builtin_prefetch(&c->pst[c->ghost[s->ghost_base + s->ghost_head]],
+                           1, 3);
+    }
+}
+
 const struct policy_ops cxlssd_policy_s3fifo = {
     .name = "s3fifo",
     .freq_max = 3,
     .reset = s3_reset,
     .insert = s3_insert,
     .pick = s3_pick,
+    .hint = s3_hint,
 };

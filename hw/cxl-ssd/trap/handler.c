@@ -14,12 +14,12 @@
  *   WP event      cxlssd_mark_dirty(), then UFFDIO_WRITEPROTECT(mode=0)
  *                 on the page, which also wakes the faulter.
  *   MINOR event   [hooks->serialize_begin(tid)] -> cxlssd_miss(now) ->
- *     FILL        victims: hand them to the eviction worker (default) or
- *                 unmap them here (unmap_inline); queue prefetches; wait
- *                 until the deadline; UFFDIO_CONTINUE (MODE_WP for a clean
- *                 page when tracking dirty; EEXIST -> UFFDIO_WAKE);
- *                 cxlssd_fill_done().  The record's t_unmapped_ns is when
- *                 the victims were unmapped (inline) or queued (deferred).
+ *     FILL        unmap victims (MADV_DONTNEED, coalesced); queue
+ *                 prefetches; wait until the deadline; UFFDIO_CONTINUE
+ *                 (MODE_WP for a clean page when tracking dirty; EEXIST ->
+ *                 UFFDIO_WAKE); cxlssd_fill_done().  With defer_unmap the
+ *                 victims are unmapped after CONTINUE instead (the record's
+ *                 t_unmapped_ns then follows t_mapped_ns).
  *     LOADING     someone else's fill (a duplicate event or a prefetched
  *                 page): wait until the page leaves LOADING, completing due
  *                 prefetches meanwhile; CACHED -> UFFDIO_WAKE, else retry
@@ -53,6 +53,34 @@
 #endif
 
 #define SPIN_YIELD_AFTER_NS 50000ull   /* past the hint: start yielding */
+#define SLEEP_MIN_NS 200000ull         /* sleep only if >= 200 us away */
+#define SPIN_TAIL_NS 50000ull          /* and spin the last 50 us */
+
+/*
+ * Waiting.  The wait until a NAND deadline is the model's
+ * cxlssd_wait_until() (model/wait.c, shared with the mmio and host-native
+ * paths): busy-wait on CLOCK_MONOTONIC for short waits (a sleep's wake-up
+ * latency here is tens of us, more than a whole 6.2 us NAND read); for
+ * waits >= 200 us (GC, tPROG queues) clock_nanosleep(TIMER_ABSTIME) until
+ * 50 us before the deadline, then spin; never returns early.
+ * sleep_coarse() is its sleeping half alone, for loops that spin on a
+ * condition (a page leaving LOADING) with a deadline as a hint.
+ */
+static void sleep_coarse(uint64_t deadline_ns)
+{
+    uint64_t now = trap_now();
+    if (deadline_ns <= now || deadline_ns - now < SLEEP_MIN_NS) {
+        return;
+    }
+    uint64_t wake = deadline_ns - SPIN_TAIL_NS;
+    struct timespec ts = {
+        .tv_sec = (time_t)(wake / 1000000000ull),
+        .tv_nsec = (long)(wake % 1000000000ull),
+    };
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+           EINTR) {
+    }
+}
 
 /* Wait until @page leaves LOADING.  @hint is its deadline. */
 static void loading_wait(struct cxlssd_trap *t, uint64_t page, uint64_t hint)
@@ -69,7 +97,7 @@ static void loading_wait(struct cxlssd_trap *t, uint64_t page, uint64_t hint)
             next = hint;
         }
         if (now < next) {
-            trap_sleep_coarse(next);    /* only if far away */
+            sleep_coarse(next);         /* only if far away */
             cxlssd_cpu_relax();
         } else if (now - next > SPIN_YIELD_AFTER_NS) {
             sched_yield();  /* the owner may be preempted (2-CPU hosts) */
@@ -79,19 +107,73 @@ static void loading_wait(struct cxlssd_trap *t, uint64_t page, uint64_t hint)
     }
 }
 
-static void evicting_wait(struct cxlssd_trap *t, uint64_t page)
+/*
+ * EVICTING outcome: the page itself is being evicted (wait until its
+ * evict_done), or no frame could be had because every frame of its set is
+ * loading or being evicted (the page is NOT_CACHED: back off ~1 us before
+ * retrying).  @since is when the retries started: after 50 us, yield the
+ * CPU to the threads that will finish those fills/evictions (2-CPU hosts).
+ */
+static void evicting_wait(struct cxlssd_trap *t, uint64_t page,
+                          uint64_t since)
 {
     uint64_t start = trap_now();
-    while (cxlssd_page_state(t->model, page) == CXLSSD_EVICTING &&
-           !atomic_load_explicit(&t->stop, memory_order_relaxed)) {
+    for (;;) {
         uint64_t now = trap_now();
         trap_prefetch_service(t, now);
-        if (now - start > SPIN_YIELD_AFTER_NS) {
+        if (atomic_load_explicit(&t->stop, memory_order_relaxed)) {
+            return;
+        }
+        if (cxlssd_page_state(t->model, page) != CXLSSD_EVICTING &&
+            now - start > 1000) {
+            return;
+        }
+        if (now - since > SPIN_YIELD_AFTER_NS) {
             sched_yield();
         } else {
             cxlssd_cpu_relax();
         }
     }
+}
+
+static void *handler_main(void *arg);
+
+/*
+ * Serialize hook (e.g. the BQL) and deadlock avoidance: a handler blocked
+ * in serialize_begin() for a vCPU fault waits for a lock whose holder (say
+ * QEMU's main loop serving a monitor `xp` or a DMA) may itself fault on the
+ * range; if every handler were blocked that fault would never be read.
+ * So when the last free handler enters the hook, a spare handler is
+ * started (poll delivery, unpinned).  The hook blocks only for vCPU faults
+ * and a vCPU has at most one fault outstanding, so at most (vCPUs + 1)
+ * threads are ever needed; spares stay until the trap is freed.
+ */
+static void spawn_spare(struct cxlssd_trap *t)
+{
+    pthread_mutex_lock(&t->ctl_lock);
+    if (t->nthreads < TRAP_MAX_HANDLERS && !atomic_load(&t->stop)) {
+        struct trap_handler *h = &t->handlers[t->nthreads];
+        h->t = t;
+        h->index = (int)t->nthreads;
+        h->cpu = -1;
+        h->spare = true;
+        atomic_fetch_add(&t->readers, 1);
+        int r = pthread_create(&h->thread, NULL, handler_main, h);
+        if (r == 0) {
+            char name[16];
+            snprintf(name, sizeof(name), "cxlssd-trap%u",
+                     t->nthreads % 100u);
+            pthread_setname_np(h->thread, name);
+            h->started = true;
+            t->nthreads++;
+            t->parties++;
+        } else {
+            atomic_fetch_sub(&t->readers, 1);
+            fprintf(stderr, "cxl-ssd trap: spare handler thread: %s\n",
+                    strerror(r));
+        }
+    }
+    pthread_mutex_unlock(&t->ctl_lock);
 }
 
 static void handle_miss(struct cxlssd_trap *t, uint64_t page, bool write,
@@ -111,7 +193,13 @@ static void handle_miss(struct cxlssd_trap *t, uint64_t page, bool write,
     bool locked = false;
     if (t->hooks.serialize_begin) {
         uint64_t req = trap_now();
+        /* The hook may block (the BQL) behind a thread that is about to
+         * fault on this range: never let every handler block in it. */
+        if (atomic_fetch_sub(&t->readers, 1) == 1) {
+            spawn_spare(t);
+        }
         locked = t->hooks.serialize_begin(t->hooks.opaque, tid);
+        atomic_fetch_add(&t->readers, 1);
         uint64_t acq = trap_now();
         atomic_fetch_add_explicit(&t->st_bql_wait_ns, acq - req,
                                   memory_order_relaxed);
@@ -122,6 +210,7 @@ static void handle_miss(struct cxlssd_trap *t, uint64_t page, bool write,
     }
 
     bool filled = false, waited = false, first = true;
+    uint64_t evict_since = 0;
     while (!atomic_load_explicit(&t->stop, memory_order_relaxed)) {
         cxlssd_miss(t->model, page, write, trap_now(), &m);
         if (first && m.outcome != CXLSSD_MISS_FILL) {
@@ -140,12 +229,10 @@ static void handle_miss(struct cxlssd_trap *t, uint64_t page, bool write,
                         rec.flags |= CXLSSD_REC_DIRTY_EVICT;
                     }
                 }
-                if (t->cfg.unmap_inline) {
+                if (!t->cfg.defer_unmap) {
                     trap_unmap_victims(t, m.victims, m.nvictims);
-                } else {
-                    trap_evict_defer(t, m.victims, m.nvictims);
+                    rec.t_unmapped_ns = trap_now();
                 }
-                rec.t_unmapped_ns = trap_now();
             }
             if (m.nprefetch > 0) {
                 rec.flags |= CXLSSD_REC_PREFETCH_ISSUED;
@@ -167,7 +254,7 @@ static void handle_miss(struct cxlssd_trap *t, uint64_t page, bool write,
             }
             rec.t_deadline_model_ns = m.deadline_ns;
             rec.t_deadline_ns = deadline;
-            rec.t_wait_end_ns = trap_wait_until(deadline);
+            rec.t_wait_end_ns = cxlssd_wait_until(deadline);
             bool wp = !write && !cxlssd_page_dirty(t->model, page);
             int r = trap_uffd_continue(t, page, 1, wp);
             rec.t_mapped_ns = trap_now();
@@ -177,6 +264,11 @@ static void handle_miss(struct cxlssd_trap *t, uint64_t page, bool write,
             }
             cxlssd_fill_done(t->model, page);
             filled = true;
+            if (t->cfg.defer_unmap && m.nvictims > 0) {
+                /* the faulter runs again: unmap off its critical path */
+                trap_unmap_victims(t, m.victims, m.nvictims);
+                rec.t_unmapped_ns = trap_now();
+            }
             break;
         } else if (m.outcome == CXLSSD_MISS_LOADING) {
             waited = true;
@@ -205,7 +297,10 @@ static void handle_miss(struct cxlssd_trap *t, uint64_t page, bool write,
             }
             break;
         } else {    /* EVICTING */
-            evicting_wait(t, page);
+            if (!evict_since) {
+                evict_since = trap_now();
+            }
+            evicting_wait(t, page, evict_since);
         }
     }
     if (atomic_load_explicit(&t->stop, memory_order_relaxed) &&
@@ -218,8 +313,13 @@ static void handle_miss(struct cxlssd_trap *t, uint64_t page, bool write,
         rec.t_bql_rel_ns = trap_now();
     }
     trap_evict_kick(t);
-    if (t->ring && (filled || waited)) {
-        cxlssd_record_push(t->ring, &rec);
+    if (filled || waited) {
+        if (t->ring) {
+            cxlssd_record_push(t->ring, &rec);
+        }
+        if (t->hooks.miss_done) {
+            t->hooks.miss_done(t->hooks.opaque, &rec);
+        }
     }
 }
 
@@ -254,7 +354,7 @@ static void *handler_main(void *arg)
 {
     struct trap_handler *h = arg;
     struct cxlssd_trap *t = h->t;
-    bool busy = t->cfg.delivery == CXLSSD_DELIVERY_BUSY;
+    bool busy = t->cfg.delivery == CXLSSD_DELIVERY_BUSY && !h->spare;
     struct uffd_msg msg;
 
     for (;;) {
@@ -381,6 +481,7 @@ int trap_handlers_start(struct cxlssd_trap *t, char *err, size_t errlen)
         h->t = t;
         h->index = (int)i;
         h->cpu = ncpus > 0 ? cpus[i % (uint32_t)ncpus] : -1;
+        h->spare = false;
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         if (h->cpu >= 0) {
@@ -407,6 +508,9 @@ int trap_handlers_start(struct cxlssd_trap *t, char *err, size_t errlen)
         snprintf(name, sizeof(name), "cxlssd-trap%u", i % 100u);
         pthread_setname_np(h->thread, name);
         h->started = true;
+        pthread_mutex_lock(&t->ctl_lock);
+        t->nthreads = i + 1;
+        pthread_mutex_unlock(&t->ctl_lock);
     }
     free(cpus);
     return 0;
@@ -414,8 +518,12 @@ int trap_handlers_start(struct cxlssd_trap *t, char *err, size_t errlen)
 
 void trap_handlers_stop(struct cxlssd_trap *t)
 {
-    /* t->stop set and the eventfd written by the caller */
-    for (uint32_t i = 0; i < t->nhandlers; i++) {
+    /* t->stop set (so no spare starts any more) and the eventfd written
+     * by the caller */
+    pthread_mutex_lock(&t->ctl_lock);
+    uint32_t n = t->nthreads;
+    pthread_mutex_unlock(&t->ctl_lock);
+    for (uint32_t i = 0; i < n; i++) {
         if (t->handlers[i].started) {
             pthread_join(t->handlers[i].thread, NULL);
             t->handlers[i].started = false;

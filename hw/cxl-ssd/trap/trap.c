@@ -1,8 +1,10 @@
 /*
  * cxl-ssd trap engine: life cycle (new/free), reset quiesce, statistics and
  * names.  The mechanism itself lives in uffd.c (userfaultfd), handler.c
- * (fault service), evict.c (unmapping, background worker), prefetch.c,
- * wait.c and records.c.  See trap.h for the interface.
+ * (fault service and waiting), evict.c (unmapping, background worker) and
+ * prefetch.c; the deadline wait is the model's cxlssd_wait_until() and
+ * per-miss records go through the model's record_writer.  See trap.h for
+ * the interface.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -74,6 +76,23 @@ static void efd_clear(struct cxlssd_trap *t)
     }
 }
 
+static int records_start(struct cxlssd_trap *t, char *err, size_t errlen)
+{
+    if (!t->record_path || !*t->record_path) {
+        return 0;
+    }
+    const struct cxlssd_config *mc = cxlssd_model_config(t->model);
+    t->rec_writer = cxlssd_record_writer_new(
+        t->record_path, mc->record_ring ? mc->record_ring : 65536,
+        t->mode_name ? t->mode_name : "uffd",
+        t->accel_name ? t->accel_name : "native", err, errlen);
+    if (!t->rec_writer) {
+        return -1;
+    }
+    t->ring = cxlssd_record_writer_ring(t->rec_writer);
+    return 0;
+}
+
 static void trap_destroy(struct cxlssd_trap *t)
 {
     atomic_store(&t->stop, true);
@@ -96,10 +115,10 @@ static void trap_destroy(struct cxlssd_trap *t)
     if (t->stop_efd >= 0) {
         close(t->stop_efd);
     }
-    trap_records_stop(t);
-    if (t->ring) {
-        cxlssd_record_ring_free(t->ring);
-    }
+    /* stops the drain thread, drains the rest, closes the CSV */
+    cxlssd_record_writer_free(t->rec_writer);
+    t->rec_writer = NULL;
+    t->ring = NULL;
     trap_prefetch_destroy(t);
     pthread_mutex_destroy(&t->ctl_lock);
     pthread_cond_destroy(&t->ctl_cond);
@@ -107,8 +126,6 @@ static void trap_destroy(struct cxlssd_trap *t)
     pthread_mutex_destroy(&t->evict_lock);
     pthread_cond_destroy(&t->evict_cond);
     pthread_mutex_destroy(&t->pf_lock);
-    pthread_mutex_destroy(&t->rec_lock);
-    pthread_cond_destroy(&t->rec_cond);
     free(t->handler_cpus);
     free(t->record_path);
     free(t->mode_name);
@@ -187,7 +204,8 @@ struct cxlssd_trap *cxlssd_trap_new(struct cxlssd_model *model,
     }
     t->background = mc->eviction == CXLSSD_EVICTION_BACKGROUND;
     t->nhandlers = cfg->handler_threads;
-    t->parties = t->nhandlers;     /* + the eviction worker if started */
+    t->parties = t->nhandlers;     /* + the eviction worker, spares */
+    atomic_store(&t->readers, t->nhandlers);
     t->uffd = -1;
     t->stop_efd = -1;
     pthread_mutex_init(&t->ctl_lock, NULL);
@@ -196,8 +214,6 @@ struct cxlssd_trap *cxlssd_trap_new(struct cxlssd_model *model,
     pthread_mutex_init(&t->evict_lock, NULL);
     pthread_cond_init(&t->evict_cond, NULL);
     pthread_mutex_init(&t->pf_lock, NULL);
-    pthread_mutex_init(&t->rec_lock, NULL);
-    pthread_cond_init(&t->rec_cond, NULL);
     atomic_store(&t->pf_next, UINT64_MAX);
     snprintf(t->mechanism, sizeof(t->mechanism), "none");
 
@@ -222,7 +238,7 @@ struct cxlssd_trap *cxlssd_trap_new(struct cxlssd_model *model,
     if (trap_uffd_open(t, err, errlen) < 0 ||
         trap_uffd_register(t, err, errlen) < 0 ||
         trap_prefetch_init(t, err, errlen) < 0 ||
-        trap_records_start(t, err, errlen) < 0 ||
+        records_start(t, err, errlen) < 0 ||
         trap_evict_start(t, err, errlen) < 0 ||
         trap_handlers_start(t, err, errlen) < 0) {
         goto fail;
@@ -257,11 +273,8 @@ void cxlssd_trap_reset(struct cxlssd_trap *t)
     }
     pthread_mutex_unlock(&t->ctl_lock);
 
-    /* No fill or eviction in flight now, except queued prefetches and
-     * victims queued after the worker parked: unmapping everything below
-     * covers those. */
+    /* No fill or eviction in flight now, except queued prefetches. */
     trap_prefetch_flush(t);
-    trap_evict_forget_queue(t);
     if (madvise(t->base, t->len, MADV_DONTNEED) < 0) {
         fprintf(stderr, "cxl-ssd trap: madvise(DONTNEED) at reset: %s\n",
                 strerror(errno));

@@ -32,6 +32,9 @@ struct cxlssd_trap_hooks {
      * raised by host thread @tid.  Returns true if it took a lock that
      * serialize_end() must release (the BQL for vCPU threads with bql=on).
      * Must never block on a lock held by @tid itself.  May be NULL.
+     * Blocking on a lock held by another thread that then faults on the
+     * range is safe: the engine starts a spare handler when the last free
+     * one enters this hook.
      */
     bool (*serialize_begin)(void *opaque, pid_t tid);
     void (*serialize_end)(void *opaque);
@@ -52,15 +55,17 @@ struct cxlssd_trap_config {
     const char *mode_name;      /* written into records: "uffd" */
     const char *accel_name;     /* written into records: "tcg"/"kvm"/"native" */
     /*
-     * false (default): a miss hands its victims to the eviction worker,
-     * which unmaps them (coalesced across misses) while the miss waits and
-     * completes; the victim stays EVICTING (mapped) until then.
-     * true: the miss unmaps its victims itself before waiting.  A
-     * MADV_DONTNEED costs 1 us to 50 us per call depending on the host
-     * (TLB shootdown, shadow paging), so inline unmapping can dominate the
-     * miss latency.
+     * false (default): a miss unmaps its victims before waiting for NAND;
+     * the deadline is absolute, so an unmap shorter than the NAND read
+     * costs the faulter nothing, and residency is exact.
+     * true: unmap them after the faulter was woken (off its critical
+     * path); a victim stays mapped (EVICTING) until then, and accesses to
+     * it in that window are hits the model does not see.  Only useful
+     * where MADV_DONTNEED costs more than a NAND read and does not disturb
+     * the running faulter (on the shadow-paging project hosts it does:
+     * ~45 us either way, see trap/tests/test_trap_latency.c).
      */
-    bool unmap_inline;
+    bool defer_unmap;
 };
 
 struct cxlssd_trap;
@@ -82,7 +87,11 @@ struct cxlssd_trap *cxlssd_trap_new(struct cxlssd_model *model,
 void cxlssd_trap_free(struct cxlssd_trap *t);
 
 /* Quiesce handlers, unmap every page, reset model residency, resume.
- * Used at device reset and HDM uncommit. */
+ * Used at device reset and HDM uncommit.  Faults raised meanwhile stay
+ * queued and are served after the resume.  Waits for every handler to
+ * finish its current event: must not be called while holding a lock that
+ * serialize_begin() may be blocked on for a pending fault (with QEMU, vCPUs
+ * are stopped first, which drains their faults). */
 void cxlssd_trap_reset(struct cxlssd_trap *t);
 
 /* True if dirty tracking (uffd WP on this mapping) is active. */

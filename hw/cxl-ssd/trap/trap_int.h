@@ -14,6 +14,8 @@
 #include <time.h>
 
 #include "trap.h"
+#include "../model/record_writer.h"
+#include "../model/wait.h"
 
 /* Spin-wait pause hint. */
 static inline void cxlssd_cpu_relax(void)
@@ -52,11 +54,6 @@ void trap_uffd_wake(struct cxlssd_trap *t, uint64_t page, uint64_t n);
 /* Clear write protection on a mapped page (wakes the faulter). */
 void trap_uffd_unprotect(struct cxlssd_trap *t, uint64_t page);
 
-/* ---- wait.c ---- */
-/* Return at or after @deadline_ns (CLOCK_MONOTONIC).  Returns now. */
-uint64_t trap_wait_until(uint64_t deadline_ns);
-/* Sleep (not spin) until about @deadline_ns - margin if that is far away. */
-void trap_sleep_coarse(uint64_t deadline_ns);
 
 /* ---- evict.c ---- */
 /* Unmap @n victims (coalescing contiguous pages), then evict_done each. */
@@ -66,13 +63,6 @@ int trap_evict_start(struct cxlssd_trap *t, char *err, size_t errlen);
 void trap_evict_stop(struct cxlssd_trap *t);
 /* Called by handlers after a miss: wakes the worker if below low water. */
 void trap_evict_kick(struct cxlssd_trap *t);
-/* Hand victims to the worker (unmap_inline off); unmaps inline if the
- * queue is full. */
-void trap_evict_defer(struct cxlssd_trap *t, const struct cxlssd_victim *v,
-                      uint32_t n);
-/* Reset, all threads parked: forget queued victims (the caller unmaps
- * everything and resets the model). */
-void trap_evict_forget_queue(struct cxlssd_trap *t);
 
 /* ---- prefetch.c ---- */
 int trap_prefetch_init(struct cxlssd_trap *t, char *err, size_t errlen);
@@ -93,10 +83,6 @@ void trap_handlers_stop(struct cxlssd_trap *t);
 int trap_parse_cpus(const char *list, int *cpus, int max, char *err,
                     size_t errlen);
 
-/* ---- records.c ---- */
-int trap_records_start(struct cxlssd_trap *t, char *err, size_t errlen);
-void trap_records_stop(struct cxlssd_trap *t);
-
 /* ---- quiesce (trap.c): handlers/worker park here while paused ---- */
 /* Returns true if the caller should exit (stop requested). */
 bool trap_park_if_paused(struct cxlssd_trap *t);
@@ -109,6 +95,7 @@ struct trap_handler {
     pthread_t thread;
     int index;
     int cpu;                /* -1 = not pinned */
+    bool spare;             /* started on demand; always poll delivery */
     bool started;
 };
 
@@ -141,9 +128,12 @@ struct cxlssd_trap {
     bool wp;                /* write-protect tracking active */
     char mechanism[256];
 
-    /* threads */
+    /* threads: handlers[0, nhandlers) configured, then spares up to
+     * nthreads (under ctl_lock) */
     uint32_t nhandlers;
+    uint32_t nthreads;
     struct trap_handler handlers[TRAP_MAX_HANDLERS];
+    atomic_uint readers;    /* handlers not inside serialize_begin() */
     atomic_bool stop;
 
     /* quiesce for reset */
@@ -154,15 +144,12 @@ struct cxlssd_trap {
     uint32_t parties;       /* threads that must park: handlers + worker */
     pthread_mutex_t reset_lock;
 
-    /* eviction worker: background eviction and/or deferred unmapping */
+    /* background eviction worker (model eviction=background) */
     pthread_t evict_thread;
     bool evict_started;
     pthread_mutex_t evict_lock;
     pthread_cond_t evict_cond;
     atomic_bool evict_kicked;
-    bool evict_waiting;     /* worker asleep on evict_cond (evict_lock) */
-    uint64_t *uq;           /* deferred victim pages: ring (evict_lock) */
-    uint32_t uq_cap, uq_head, uq_len;
 
     /* prefetch completion queue: min-heap on deadline */
     pthread_mutex_t pf_lock;
@@ -170,14 +157,10 @@ struct cxlssd_trap {
     uint32_t pf_len, pf_cap;
     _Atomic uint64_t pf_next;   /* earliest deadline, UINT64_MAX if empty */
 
-    /* records */
+    /* per-miss records: ring + low-priority CSV drain thread (model's
+     * record_writer); NULL when record_path is unset */
+    struct cxlssd_record_writer *rec_writer;
     struct cxlssd_record_ring *ring;
-    FILE *record_file;
-    pthread_t rec_thread;
-    bool rec_started;
-    pthread_mutex_t rec_lock;
-    pthread_cond_t rec_cond;
-    bool rec_stop;          /* under rec_lock */
 
     /* statistics */
     _Atomic uint64_t st_faults;

@@ -1,7 +1,8 @@
 /*
  * Trap engine, data path: a memfd with a registered view A and a plain
  * view B.  For every policy x prefetch {0,4} x eviction {sync,background} x
- * delivery {poll,busy}: read everything through A (sequential then random)
+ * delivery {poll,busy} (victims unmapped before the wait for half the
+ * policies, after the fill for the others): read everything through A (sequential then random)
  * from a worker thread with a 32-frame cache over 512 pages, write a new
  * pattern through A, verify through B and A after many evictions.
  */
@@ -14,7 +15,8 @@
 
 struct job {
     struct env *e;
-    int op;             /* 0 = verify seq + random, 1 = write, 2 = verify */
+    int op;             /* 0 = verify seq + random, 1 = write (random
+                         * order), 2 = verify seq */
     uint64_t seed;
     uint64_t bad;
 };
@@ -28,7 +30,7 @@ static void *worker(void *arg)
         for (uint64_t p = 0; p < e->npages; p++) {
             j->bad += check_page(e->a, p, j->seed);
         }
-        for (uint64_t k = 0; k < e->npages; k++) {
+        for (uint64_t k = 0; j->op == 0 && k < e->npages; k++) {
             j->bad += check_page(e->a, rng_next(&rs) % e->npages, j->seed);
         }
     } else {
@@ -58,9 +60,13 @@ static void one(struct env *e, enum cxlssd_policy pol, uint32_t prefetch,
                 const char *record_path)
 {
     char name[128], err[256];
-    snprintf(name, sizeof(name), "%s prefetch=%u eviction=%s delivery=%s",
-             cxlssd_policy_name(pol), prefetch, cxlssd_eviction_name(ev),
-             cxlssd_delivery_name(d));
+    /* half the policies unmap victims before the wait (default), half
+     * after the faulter was woken (defer_unmap) */
+    bool defer = pol == CXLSSD_POLICY_LIFO || pol == CXLSSD_POLICY_S3FIFO;
+    snprintf(name, sizeof(name), "%s prefetch=%u eviction=%s delivery=%s "
+             "unmap=%s", cxlssd_policy_name(pol), prefetch,
+             cxlssd_eviction_name(ev), cxlssd_delivery_name(d),
+             defer ? "deferred" : "inline");
     struct cxlssd_config mc;
     test_model_config(&mc, NPAGES, FRAMES);
     mc.policy = pol;
@@ -78,6 +84,7 @@ static void one(struct env *e, enum cxlssd_policy pol, uint32_t prefetch,
     struct cxlssd_trap_config tc;
     test_trap_config(&tc, d, 1);
     tc.record_path = record_path;
+    tc.defer_unmap = defer;
     struct cxlssd_trap *t = cxlssd_trap_new(m, e->a, e->len, &tc, NULL, err,
                                             sizeof(err));
     if (!t) {
@@ -201,6 +208,7 @@ int main(void)
         cxlssd_model_free(m);
     }
 
+    int fds0 = count_dir("/proc/self/fd"), tasks0 = count_dir("/proc/self/task");
     char rec[64];
     snprintf(rec, sizeof(rec), "/tmp/cxlssd-trap-basic-%d.csv", (int)getpid());
     bool first = true;
@@ -231,6 +239,10 @@ int main(void)
             }
         }
     }
+    int fds1 = count_dir("/proc/self/fd"), tasks1 = count_dir("/proc/self/task");
+    ok(fds1 == fds0 && tasks1 == tasks0, "no leaked fds (%d -> %d) or "
+       "threads (%d -> %d) after %d traps", fds0, fds1, tasks0, tasks1,
+       4 * 2 * 2 * 2);
     env_close(&e);
     return done_testing();
 }

@@ -16,7 +16,7 @@
 #define NTHREADS 4
 #define WORDS (PG / 8)
 #define OWN (WORDS / NTHREADS)
-#define RUN_NS 1500000000ull
+#define RUN_NS 1200000000ull
 
 struct worker {
     struct env *e;
@@ -52,7 +52,7 @@ static void *worker_fn(void *arg)
 
 static void one(struct env *e, const char *name, enum cxlssd_delivery d,
                 uint32_t handlers, const char *cpus, enum cxlssd_policy pol,
-                enum cxlssd_eviction ev, uint32_t prefetch)
+                enum cxlssd_eviction ev, uint32_t prefetch, bool defer)
 {
     char err[256];
     memset(e->b, 0, e->len);
@@ -67,6 +67,7 @@ static void one(struct env *e, const char *name, enum cxlssd_delivery d,
     struct cxlssd_trap_config tc;
     test_trap_config(&tc, d, handlers);
     tc.handler_cpus = cpus;
+    tc.defer_unmap = defer;
     struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e->a, e->len, &tc, NULL,
                                                 err, sizeof(err)) : NULL;
     if (!t) {
@@ -134,15 +135,19 @@ int main(void)
         skip_all("memfd unavailable");
     }
     one(&e, "poll, 2 handlers, fifo, sync", CXLSSD_DELIVERY_POLL, 2, "",
-        CXLSSD_POLICY_FIFO, CXLSSD_EVICTION_SYNC, 0);
+        CXLSSD_POLICY_FIFO, CXLSSD_EVICTION_SYNC, 0, false);
+    one(&e, "poll, 2 handlers, fifo, sync, defer unmap",
+        CXLSSD_DELIVERY_POLL, 2, "", CXLSSD_POLICY_FIFO, CXLSSD_EVICTION_SYNC,
+        0, true);
     one(&e, "poll, 2 handlers pinned 0,1, clock, background, prefetch 2",
         CXLSSD_DELIVERY_POLL, 2, "0,1", CXLSSD_POLICY_CLOCK,
-        CXLSSD_EVICTION_BACKGROUND, 2);
+        CXLSSD_EVICTION_BACKGROUND, 2, false);
     one(&e, "busy, 1 handler, s3fifo, sync, prefetch 1",
         CXLSSD_DELIVERY_BUSY, 1, "", CXLSSD_POLICY_S3FIFO,
-        CXLSSD_EVICTION_SYNC, 1);
-    one(&e, "poll, 3 handlers, lifo, background", CXLSSD_DELIVERY_POLL, 3,
-        "", CXLSSD_POLICY_LIFO, CXLSSD_EVICTION_BACKGROUND, 0);
+        CXLSSD_EVICTION_SYNC, 1, false);
+    one(&e, "poll, 3 handlers, lifo, background, defer unmap",
+        CXLSSD_DELIVERY_POLL, 3, "", CXLSSD_POLICY_LIFO,
+        CXLSSD_EVICTION_BACKGROUND, 0, true);
     env_close(&e);
     return done_testing();
 }

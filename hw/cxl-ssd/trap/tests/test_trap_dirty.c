@@ -122,6 +122,10 @@ int main(void)
             touch(&e, p, 0);
         }
         cxlssd_model_get_stats(m, &s1);
+        /* victims are unmapped by the eviction worker: let it finish */
+        settle(m, 0);
+        settle(m, 1);
+        settle(m, 2);
         ok(cxlssd_page_state(m, 0) == CXLSSD_NOT_CACHED &&
            cxlssd_page_state(m, 1) == CXLSSD_NOT_CACHED &&
            cxlssd_page_state(m, 2) == CXLSSD_NOT_CACHED,

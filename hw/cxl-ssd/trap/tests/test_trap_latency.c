@@ -12,8 +12,9 @@
  * reading the event: kernel fault path + handler wake-up), decision (the
  * model), victims (unmap or hand-off), wait (until the NAND deadline) and
  * resume (UFFDIO_CONTINUE incl. the cross-CPU wake-up, until the faulter
- * runs again).  Under eviction the default deferred unmap is compared with
- * unmap_inline.
+ * runs again).  Unmapping victims before the wait (default) is compared
+ * with defer_unmap and with background eviction, back to back and with
+ * 100 us of work between accesses ("_think").
  */
 #include <pthread.h>
 
@@ -31,6 +32,7 @@ static int cmp_u64(const void *a, const void *b)
 
 struct run {
     struct env *e;
+    uint64_t think_ns;      /* busy time between accesses */
     uint64_t t0[ACCESSES], t1[ACCESSES], page[ACCESSES];
 };
 
@@ -45,6 +47,8 @@ static void *toucher(void *arg)
         r->t1[k] = cxlssd_now_ns();
         r->t0[k] = t0;
         r->page[k] = p;
+        while (r->think_ns && cxlssd_now_ns() < r->t1[k] + r->think_ns) {
+        }
     }
     return NULL;
 }
@@ -111,22 +115,25 @@ static uint64_t (*read_records(const char *path, uint64_t *nout))[NC]
 }
 
 static void one(struct env *e, enum cxlssd_delivery d, bool compensate,
-                bool inline_unmap)
+                bool defer, uint64_t think_ns, enum cxlssd_eviction ev)
 {
     char err[256], rec[96], tag[48];
     snprintf(rec, sizeof(rec), "/tmp/cxlssd-trap-latency-%d.csv",
              (int)getpid());
-    snprintf(tag, sizeof(tag), "%s%s%s", cxlssd_delivery_name(d),
-             compensate ? "_comp" : "", inline_unmap ? "_inline" : "");
+    snprintf(tag, sizeof(tag), "%s%s%s%s%s", cxlssd_delivery_name(d),
+             compensate ? "_comp" : "", defer ? "_defer" : "",
+             ev == CXLSSD_EVICTION_BACKGROUND ? "_bg" : "",
+             think_ns ? "_think" : "");
     struct cxlssd_config mc;
     test_model_config(&mc, NPAGES, FRAMES);
     mc.precondition = true;
+    mc.eviction = ev;
     struct cxlssd_model *m = test_model(&mc);
     uint64_t modeled = mc.t_read_ns + mc.t_xfer_ns;
     struct cxlssd_trap_config tc;
     test_trap_config(&tc, d, 1);
     tc.compensate = compensate;
-    tc.unmap_inline = inline_unmap;
+    tc.defer_unmap = defer;
     tc.record_path = rec;
     struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e->a, e->len, &tc, NULL,
                                                 err, sizeof(err)) : NULL;
@@ -139,6 +146,7 @@ static void one(struct env *e, enum cxlssd_delivery d, bool compensate,
     }
     static struct run r;
     r.e = e;
+    r.think_ns = think_ns;
     pthread_t th;
     pthread_create(&th, NULL, toucher, &r);
     pthread_join(th, NULL);
@@ -159,7 +167,9 @@ static void one(struct env *e, enum cxlssd_delivery d, bool compensate,
             continue;
         }
         uint64_t *x = rows[k];
-        uint64_t vic = x[C_UNMAP] ? x[C_UNMAP] : x[C_DEND];
+        /* victims unmapped before the wait (default) or after the map */
+        uint64_t vic = x[C_UNMAP] && x[C_UNMAP] <= x[C_WAITEND]
+                       ? x[C_UNMAP] : x[C_DEND];
         lat[n] = r.t1[j] - r.t0[j];
         st[0][n] = tf - r.t0[j];
         st[1][n] = x[C_DEND] - x[C_DSTART];
@@ -182,6 +192,9 @@ static void one(struct env *e, enum cxlssd_delivery d, bool compensate,
          pctl(st[2], n, 50), pctl(st[3], n, 50), pctl(st[4], n, 50),
          (double)min / 1000.0, (double)modeled / 1000.0,
          (unsigned long long)n, ACCESSES);
+    diag("%s p99 us: delivery=%.2f decision=%.2f victims=%.2f wait=%.2f "
+         "resume=%.2f", tag, pctl(st[0], n, 99), pctl(st[1], n, 99),
+         pctl(st[2], n, 99), pctl(st[3], n, 99), pctl(st[4], n, 99));
     ok(n > ACCESSES / 2, "%s: most random touches miss (%llu of %d)", tag,
        (unsigned long long)n, ACCESSES);
     ok(n > 0 && min >= modeled, "%s: no miss completes before the modeled "
@@ -200,12 +213,20 @@ int main(void)
     if (env_open(&e, NPAGES) < 0) {
         skip_all("memfd unavailable");
     }
-    one(&e, CXLSSD_DELIVERY_POLL, false, false);
-    one(&e, CXLSSD_DELIVERY_BUSY, false, false);
-    one(&e, CXLSSD_DELIVERY_POLL, true, false);
-    one(&e, CXLSSD_DELIVERY_BUSY, true, false);
-    one(&e, CXLSSD_DELIVERY_POLL, false, true);
-    one(&e, CXLSSD_DELIVERY_BUSY, false, true);
+    const enum cxlssd_eviction S = CXLSSD_EVICTION_SYNC;
+    const enum cxlssd_eviction B = CXLSSD_EVICTION_BACKGROUND;
+    one(&e, CXLSSD_DELIVERY_POLL, false, false, 0, S);
+    one(&e, CXLSSD_DELIVERY_BUSY, false, false, 0, S);
+    one(&e, CXLSSD_DELIVERY_POLL, true, false, 0, S);
+    one(&e, CXLSSD_DELIVERY_BUSY, true, false, 0, S);
+    one(&e, CXLSSD_DELIVERY_POLL, false, true, 0, S);
+    one(&e, CXLSSD_DELIVERY_POLL, false, false, 0, B);
+    /* 100 us of work between accesses: moving the unmap off the miss
+     * path (defer_unmap, background eviction) can only pay off when
+     * misses are not back to back */
+    one(&e, CXLSSD_DELIVERY_POLL, false, false, 100000, S);
+    one(&e, CXLSSD_DELIVERY_POLL, false, true, 100000, S);
+    one(&e, CXLSSD_DELIVERY_POLL, false, false, 100000, B);
     env_close(&e);
     return done_testing();
 }

@@ -23,7 +23,7 @@ static atomic_int pause_req, paused, stop;
 struct worker {
     struct env *e;
     int id;
-    bool pausable;
+    atomic_bool pausable;
     uint64_t ops, bad;
     uint64_t shadow[NPAGES][OWN];
 };
@@ -33,7 +33,7 @@ static void *worker_fn(void *arg)
     struct worker *w = arg;
     uint64_t rs = 0x9E3779B97F4A7C15ull * (uint64_t)(w->id + 7);
     while (!atomic_load(&stop)) {
-        if (w->pausable && atomic_load(&pause_req)) {
+        if (atomic_load(&w->pausable) && atomic_load(&pause_req)) {
             atomic_fetch_add(&paused, 1);
             while (atomic_load(&pause_req) && !atomic_load(&stop)) {
                 usleep(100);
@@ -111,7 +111,7 @@ int main(void)
     for (int i = 0; i < NTHREADS; i++) {
         w[i].e = &e;
         w[i].id = i;
-        w[i].pausable = true;
+        atomic_store(&w[i].pausable, true);
         pthread_create(&th[i], NULL, worker_fn, &w[i]);
     }
     bool all_nonres = true, all_intact = true, served_again = true;
@@ -156,7 +156,7 @@ int main(void)
 
     /* Reset while a thread keeps faulting (not paused). */
     for (int i = 0; i < NTHREADS; i++) {
-        w[i].pausable = false;
+        atomic_store(&w[i].pausable, false);
     }
     for (int round = 0; round < ROUNDS; round++) {
         sleep_ms(50);

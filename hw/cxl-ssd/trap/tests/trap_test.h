@@ -203,6 +203,22 @@ static inline void settle(struct cxlssd_model *m, uint64_t page)
     }
 }
 
+/* Entries in a /proc directory ("/proc/self/fd", "/proc/self/task"). */
+#include <dirent.h>
+static inline int count_dir(const char *path)
+{
+    DIR *d = opendir(path);
+    int n = 0;
+    if (!d) {
+        return -1;
+    }
+    while (readdir(d)) {
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
 static inline int access_ok_or_skip(void)
 {
     if (access("/dev/userfaultfd", F_OK) != 0 && geteuid() != 0) {

@@ -1,0 +1,5 @@
+# End-to-end tests: real QEMU with -device cxl-ssd, real guest kernel,
+# real userfaultfd, under TCG.
+E2E_DIR := $(TOP)/tests/e2e
+TESTS += $(E2E_DIR)/test-device-props $(E2E_DIR)/test-integrity
+TEST_DEPS += qemu guest-image mio

@@ -1,0 +1,512 @@
+#!/usr/bin/python3
+"""Join cxl-ssd per-miss device records with host events into a per-miss
+latency breakdown.  Python 3 standard library only.
+
+  join.py --device records.csv --host host-events.csv -o breakdown.csv
+          [--percentiles pct.csv] [--base ADDR] [--page-size 4096]
+          [--max-gap-ns 1000000000]
+
+Inputs
+  records.csv      the device's per-miss CSV (header from
+                   cxlssd_record_write_header(); columns found by name)
+  host-events.csv  tracing/trace-run output: t_ns,event,tid,cpu,arg1,arg2,arg3
+Both use CLOCK_MONOTONIC ns, so they are compared directly.
+
+Matching (per faulting thread, records sorted by t_fault_ns; binary search
+in per-thread sorted event lists, O((records + events) log events)):
+  host fault H   a `fault` (TCG: exceptions:page_fault_user) or `kvm_fault`
+                 (KVM: the kvm_exit before kvm:kvm_page_fault) on the
+                 record's tid in (L, t_fault], L = the previous record's
+                 resume on that thread (it cannot fault before it ran), or
+                 t_fault - max-gap.  With --base (TCG host VA) or
+                 --gpa-base (KVM GPA): the earliest such event whose
+                 address is in the record's page (retries of the same
+                 fault come later); without: the latest.
+  resume R       the wake-up of the thread by the handler = first
+                 sched_waking/sched_wakeup of tid at or after the last
+                 handler stage before the wake (t_wait_end, else
+                 t_decision_end, else t_fault); then
+                   KVM: first kvm_entry of tid after that wake;
+                   TCG: first sched_switch onto tid after that wake, or the
+                        wake itself if tid was still on a CPU then.
+                 No wake event: first switch-in / kvm_entry after the bound.
+Rows without H or R are written with matched=0, empty host-side columns
+and unmatched_reason; they are counted, never dropped.
+
+Breakdown (ns).  Boundaries in order, absent (0) ones skipped:
+  H, t_fault, t_bql_req, t_bql_acq, t_decision_start, t_decision_end,
+  t_unmapped, t_wait_end, t_mapped, R
+and each interval is charged to the component of the boundary that ends it:
+  delivery_ns   H -> t_fault          host fault / guest exit to the
+                                      handler reading the uffd event
+                                      (kernel fault path, handler wake-up)
+  model_ns      t_fault -> t_bql_req, t_bql_acq -> t_decision_end
+                                      (routing + model decision); without
+                                      BQL t_fault -> t_decision_end
+  bql_wait_ns   t_bql_req -> t_bql_acq (0 when the BQL was not taken)
+  unmap_ns      t_decision_end -> t_unmapped (0 without victims, and 0
+                                      when the victims were unmapped after
+                                      t_wait_end/t_mapped: trap
+                                      defer_unmap, off the faulter's path;
+                                      unmap_off_path=1)
+  nand_wait_ns  t_unmapped (or t_decision_end) -> t_wait_end (modeled NAND)
+  map_ns        t_wait_end -> the wake of the faulting thread inside
+                                      UFFDIO_CONTINUE (--map-end wake, the
+                                      default; t_mapped if no wake event
+                                      was seen) or t_mapped (--map-end
+                                      device)
+  resume_ns     that point -> R       (thread back on a CPU / kvm_entry)
+  total_ns      H -> R
+Boundaries are clamped into [previous boundary, R] first (clipped=1 when
+that changed anything, e.g. the thread ran again before UFFDIO_CONTINUE
+returned), so the components partition [H, R] and sum to total_ns exactly;
+the sum is still checked and the largest relative error reported.
+
+Also written (informational, not part of the sum): handler_tid and
+handler_wake_ns (H -> the faulting thread's sched_waking of the handler,
+empty with a busy-polling handler), wait_overshoot_ns (t_wait_end -
+t_deadline).
+
+Percentile table (--percentiles, default <out>-percentiles.csv): rows
+  kind=marginal, percentile=P: each column's own P-th percentile over
+      matched rows (these do not add up);
+  kind=at_total, percentile=P: mean of each component over the matched rows
+      whose total ranks within a window around the total's P-th percentile
+      (+-10% of the tail mass above P, at least one row); these add up to
+      the window's mean total: use them for stacked bars.
+stdout: breakdown_rows=, breakdown_matched=, breakdown_unmatched=,
+breakdown_sum_error_max_pct=, and more key=value lines.
+"""
+
+import argparse
+import bisect
+import math
+import sys
+from collections import defaultdict
+
+COMPONENTS = ["delivery_ns", "bql_wait_ns", "model_ns", "unmap_ns",
+              "nand_wait_ns", "map_ns", "resume_ns"]
+PERCENTILES = [50.0, 90.0, 99.0, 99.9, 99.99]
+
+# (record column, component charged for the interval ending there)
+DEVICE_BOUNDARIES = [
+    ("t_fault_ns", "delivery_ns"),
+    ("t_bql_req_ns", "model_ns"),
+    ("t_bql_acq_ns", "bql_wait_ns"),
+    ("t_decision_start_ns", "model_ns"),
+    ("t_decision_end_ns", "model_ns"),
+    ("t_unmapped_ns", "unmap_ns"),
+    ("t_wait_end_ns", "nand_wait_ns"),
+    ("t_mapped_ns", "map_ns"),
+]
+
+OUT_COLUMNS = (["seq", "page", "tid", "vcpu", "write", "waited_loading",
+                "nvictims", "matched", "unmatched_reason", "host_event",
+                "t_host_fault_ns", "t_resume_ns"] + COMPONENTS +
+               ["total_ns", "sum_error_pct", "clipped", "handler_tid",
+                "handler_wake_ns", "wait_overshoot_ns", "t_wake_ns",
+                "mapped_after_wake_ns", "unmap_off_path"])
+
+
+def die(msg):
+    sys.stderr.write("join: %s\n" % msg)
+    sys.exit(2)
+
+
+def open_csv(path):
+    """Returns (file positioned after the header, header index dict)."""
+    try:
+        f = open(path, "r")
+    except OSError as e:
+        die("%s: %s" % (path, e))
+    header = f.readline().strip().split(",")
+    return f, {name: i for i, name in enumerate(header)}
+
+
+def need(idx, cols, path):
+    missing = [c for c in cols if c not in idx]
+    if missing:
+        die("%s: missing column(s) %s" % (path, ", ".join(missing)))
+
+
+def to_int(s):
+    return int(s) if s else 0
+
+
+class Host:
+    """Per-thread sorted event lists."""
+
+    def __init__(self):
+        self.faults = defaultdict(list)      # tid -> [(t, addr, kind)]
+        self.wakes = defaultdict(list)       # woken tid -> [t]
+        self.wakers = defaultdict(list)      # waker tid -> [(t, woken)]
+        self.sw_in = defaultdict(list)       # tid -> [t]
+        self.sw_out = defaultdict(list)      # tid -> [t]
+        self.entries = defaultdict(list)     # tid -> [t] (kvm_entry)
+        self.counts = defaultdict(int)
+
+    def load(self, path):
+        f, idx = open_csv(path)
+        need(idx, ["t_ns", "event", "tid", "arg1"], path)
+        it, ie, itid, ia1 = idx["t_ns"], idx["event"], idx["tid"], idx["arg1"]
+        width = max(it, ie, itid, ia1) + 1
+        faults, wakes, wakers = self.faults, self.wakes, self.wakers
+        sw_in, sw_out, entries = self.sw_in, self.sw_out, self.entries
+        counts = self.counts
+        with f:
+            for line in f:
+                r = line.rstrip("\n").split(",")
+                if len(r) < width or line.startswith("#"):
+                    if line.strip():
+                        counts["malformed"] += 1
+                    continue
+                ev = r[ie]
+                counts[ev] += 1
+                if ev == "switch_in":
+                    sw_in[int(r[itid])].append(int(r[it]))
+                elif ev == "switch_out":
+                    sw_out[int(r[itid])].append(int(r[it]))
+                elif ev == "waking" or ev == "wakeup":
+                    t = int(r[it])
+                    tid = int(r[itid])
+                    wakes[tid].append(t)
+                    if ev == "waking":
+                        wakers[int(r[ia1])].append((t, tid))
+                elif ev == "fault" or ev == "kvm_fault":
+                    faults[int(r[itid])].append((int(r[it]), int(r[ia1]), ev))
+                elif ev == "kvm_entry":
+                    entries[int(r[itid])].append(int(r[it]))
+        for d in (self.faults, self.wakers):
+            for v in d.values():
+                v.sort()
+        for d in (self.wakes, self.sw_in, self.sw_out, self.entries):
+            for v in d.values():
+                v.sort()
+
+
+def first_at_or_after(lst, t):
+    i = bisect.bisect_left(lst, t)
+    return lst[i] if i < len(lst) else None
+
+
+def last_before(lst, t):
+    i = bisect.bisect_left(lst, t)
+    return lst[i - 1] if i > 0 else None
+
+
+def match_fault(host, tid, page, lo, hi, bases, page_size):
+    """Host fault on tid in (lo, hi]: see the module doc.  bases maps the
+    event kind to the address of page 0 (or None: no address check)."""
+    lst = host.faults.get(tid)
+    if not lst:
+        return None
+    i = bisect.bisect_right(lst, (lo, float("inf"), ""))
+    j = bisect.bisect_right(lst, (hi, float("inf"), ""))
+    if i >= j:
+        return None
+    for k in range(i, j):
+        t, addr, kind = lst[k]
+        base = bases.get(kind)
+        if base is not None and addr >= base and \
+                (addr - base) // page_size == page:
+            return lst[k]
+    for k in range(j - 1, i - 1, -1):
+        if bases.get(lst[k][2]) is None:
+            return lst[k]
+    return None
+
+
+def match_resume(host, tid, bound, hi, kvm):
+    """Returns (R, wake_t) or (None, None)."""
+    wake = first_at_or_after(host.wakes.get(tid, []), bound)
+    if wake is not None and wake > hi:
+        wake = None
+    start = wake if wake is not None else bound
+    if kvm and host.entries.get(tid):
+        r = first_at_or_after(host.entries[tid], start)
+        if r is not None and r <= hi:
+            return r, wake
+        return None, wake
+    sin = host.sw_in.get(tid, [])
+    if wake is not None:
+        # Was the thread off the CPU when woken?
+        lo_ = last_before(host.sw_out.get(tid, []), wake)
+        li = last_before(sin, wake)
+        if lo_ is None or (li is not None and li > lo_):
+            return wake, wake       # never switched out: runs on at once
+    r = first_at_or_after(sin, start)
+    if r is not None and r <= hi:
+        return r, wake
+    return None, wake
+
+
+def unmap_off_path(rec):
+    """Victims unmapped after the wait (trap defer_unmap): not on the
+    faulter's path."""
+    u = rec["t_unmapped_ns"]
+    later = rec["t_wait_end_ns"] or rec["t_mapped_ns"]
+    return bool(u and later and u > later)
+
+
+def breakdown(rec, H, R, map_end=None):
+    """Partition [H, R] (or [t_fault, last stage] when H/R is None).
+    map_end replaces t_mapped as the end of map_ns when given."""
+    comp = dict.fromkeys(COMPONENTS, 0)
+    pts = []
+    for c, name in DEVICE_BOUNDARIES:
+        t = rec[c]
+        if c == "t_mapped_ns" and map_end is not None:
+            t = map_end
+        if c == "t_unmapped_ns" and unmap_off_path(rec):
+            continue
+        if t:
+            pts.append((t, name))
+    if H is not None:
+        pts.insert(0, (H, None))
+    if R is not None:
+        pts.append((R, "resume_ns"))
+    clipped = False
+    end = R if R is not None else max(t for t, _ in pts)
+    prev = pts[0][0]
+    for t, name in pts[1:]:
+        c = min(max(t, prev), end)
+        if c != t:
+            clipped = True
+        comp[name] += c - prev
+        prev = c
+    if H is None:
+        comp["delivery_ns"] = None
+    if R is None:
+        comp["resume_ns"] = None
+    return comp, clipped
+
+
+def percentile(sorted_vals, p):
+    """Nearest-rank percentile."""
+    n = len(sorted_vals)
+    if n == 0:
+        return ""
+    k = max(1, math.ceil(p / 100.0 * n))
+    return sorted_vals[min(k, n) - 1]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--device", action="append", required=True,
+                    help="device per-miss records CSV (repeatable)")
+    ap.add_argument("--host", action="append", required=True,
+                    help="host events CSV from trace-run (repeatable)")
+    ap.add_argument("-o", "--out", default="breakdown.csv")
+    ap.add_argument("--percentiles", default=None)
+    ap.add_argument("--base", default=None,
+                    help="host virtual address of page 0 (checks TCG "
+                    "`fault` addresses)")
+    ap.add_argument("--gpa-base", default=None,
+                    help="guest-physical address of page 0 (checks KVM "
+                    "`kvm_fault` addresses)")
+    ap.add_argument("--page-size", type=int, default=4096)
+    ap.add_argument("--map-end", choices=("wake", "device"), default="wake",
+                    help="end of map_ns: the kernel's wake-up of the "
+                    "faulting thread (default; t_mapped if no wake event) "
+                    "or the device's t_mapped")
+    ap.add_argument("--max-gap-ns", type=int, default=1000000000,
+                    help="max host fault -> t_fault and wake -> resume")
+    a = ap.parse_args()
+    base = int(a.base, 0) if a.base else None
+    bases = {"fault": base,
+             "kvm_fault": int(a.gpa_base, 0) if a.gpa_base else None}
+    pct_path = a.percentiles
+    if pct_path is None:
+        stem = a.out[:-4] if a.out.endswith(".csv") else a.out
+        pct_path = stem + "-percentiles.csv"
+
+    host = Host()
+    for p in a.host:
+        host.load(p)
+
+    recs = []
+    want = ["seq", "page", "tid", "t_fault_ns"] + [c for c, _ in
+                                                   DEVICE_BOUNDARIES]
+    tcols = [c for c, _ in DEVICE_BOUNDARIES] + ["t_deadline_ns"]
+    scols = ("seq", "page", "tid", "vcpu", "write", "waited_loading",
+             "nvictims")
+    for p in a.device:
+        f, idx = open_csv(p)
+        need(idx, want, p)
+        tix = [(c, idx.get(c)) for c in tcols]
+        six = [(c, idx.get(c)) for c in scols]
+        with f:
+            for line in f:
+                if not line.strip() or line.startswith("#"):
+                    continue
+                r = line.rstrip("\n").split(",")
+                n = len(r)
+                rec = {c: (int(r[i]) if i is not None and i < n and r[i]
+                           else 0) for c, i in tix}
+                for c, i in six:
+                    rec[c] = r[i] if i is not None and i < n else ""
+                recs.append(rec)
+
+    by_tid = defaultdict(list)
+    for i, rec in enumerate(recs):
+        by_tid[int(rec["tid"] or 0)].append(i)
+
+    results = [None] * len(recs)
+    n_wake_end = n_mapped_before_wake = n_ran_before_mapped = 0
+    reasons = defaultdict(int)
+    addr_off = defaultdict(int)
+    for tid, ids in by_tid.items():
+        ids.sort(key=lambda i: recs[i]["t_fault_ns"])
+        prev_end = None
+        for i in ids:
+            rec = recs[i]
+            F = rec["t_fault_ns"]
+            lo = F - a.max_gap_ns
+            if prev_end is not None and prev_end > lo:
+                lo = prev_end
+            hf = match_fault(host, tid, int(rec["page"] or 0), lo, F, bases,
+                             a.page_size)
+            H = hf[0] if hf else None
+            kvm = bool(hf and hf[2] == "kvm_fault")
+            bound = rec["t_wait_end_ns"] or rec["t_decision_end_ns"] or F
+            R, wake = match_resume(host, tid, bound, bound + a.max_gap_ns,
+                                   kvm or (not hf and tid in host.entries))
+            why = []
+            if H is None:
+                why.append("no_host_fault")
+            if R is None:
+                why.append("no_resume")
+            for w in why:
+                reasons[w] += 1
+            matched = not why
+            map_end = None
+            if matched and a.map_end == "wake" and wake is not None:
+                map_end = wake
+                n_wake_end += 1
+            comp, clipped = breakdown(rec, H if matched else None,
+                                      R if matched else None, map_end)
+            # previous record's end for the next fault window on this tid
+            prev_end = (R if R is not None else
+                        (wake if wake is not None else bound))
+            if hf and not kvm:
+                addr_off[hf[1] - int(rec["page"] or 0) * a.page_size] += 1
+            hw_tid, hw_ns = "", ""
+            if matched:
+                wl = host.wakers.get(tid, [])
+                k = bisect.bisect_left(wl, (H, -1))
+                if k < len(wl) and wl[k][0] <= F:
+                    hw_tid, hw_ns = wl[k][1], wl[k][0] - H
+            tail = ""
+            if matched and wake is not None and rec["t_mapped_ns"]:
+                tail = rec["t_mapped_ns"] - wake
+                if tail < 0:
+                    n_mapped_before_wake += 1
+                elif rec["t_mapped_ns"] > R:
+                    n_ran_before_mapped += 1
+            results[i] = (matched, "+".join(why), hf, H, R, comp, clipped,
+                          hw_tid, hw_ns, wake, tail)
+
+    nrows = 0
+    nmatched = 0
+    nclipped = 0
+    err_max = 0.0
+    cols = defaultdict(list)
+    rows_for_pct = []
+    try:
+        out = open(a.out, "w")
+    except OSError as e:
+        die("%s: %s" % (a.out, e))
+    with out:
+        out.write(",".join(OUT_COLUMNS) + "\n")
+        order = sorted(range(len(recs)),
+                       key=lambda i: (recs[i]["t_fault_ns"], i))
+        for i in order:
+            rec = recs[i]
+            (matched, why, hf, H, R, comp, clipped, hw_tid, hw_ns, wake,
+             tail) = results[i]
+            total = ""
+            err = ""
+            if matched:
+                total = R - H
+                s = sum(comp[c] for c in COMPONENTS)
+                err = (abs(s - total) * 100.0 / total) if total > 0 else (
+                    0.0 if s == total else 100.0)
+                err_max = max(err_max, err)
+                nmatched += 1
+                nclipped += clipped
+                for c in COMPONENTS:
+                    cols[c].append(comp[c])
+                cols["total_ns"].append(total)
+                rows_for_pct.append([comp[c] for c in COMPONENTS] + [total])
+                err = "%.6f" % err
+            overshoot = ""
+            if rec["t_wait_end_ns"] and rec["t_deadline_ns"]:
+                overshoot = rec["t_wait_end_ns"] - rec["t_deadline_ns"]
+
+            def fmt(v):
+                return "" if v is None else str(v)
+            row = [rec["seq"], rec["page"], rec["tid"], rec["vcpu"],
+                   rec["write"], rec["waited_loading"], rec["nvictims"],
+                   "1" if matched else "0", why,
+                   (hf[2] if hf else ""),
+                   fmt(H) if matched else "", fmt(R) if matched else ""]
+            row += [fmt(comp[c]) for c in COMPONENTS]
+            row += [str(total), err, "1" if clipped else "0", str(hw_tid),
+                    str(hw_ns), str(overshoot),
+                    fmt(wake) if matched else "", str(tail),
+                    "1" if unmap_off_path(rec) else "0"]
+            out.write(",".join(row) + "\n")
+            nrows += 1
+
+    # percentile table
+    with open(pct_path, "w") as f:
+        f.write("kind,percentile,n," + ",".join(COMPONENTS) +
+                ",total_ns\n")
+        names = COMPONENTS + ["total_ns"]
+        sorted_cols = {c: sorted(cols[c]) for c in names}
+        n = nmatched
+        for p in PERCENTILES:
+            f.write("marginal,%g,%d," % (p, n) + ",".join(
+                str(percentile(sorted_cols[c], p)) for c in names) + "\n")
+        by_total = sorted(rows_for_pct, key=lambda r: r[-1])
+        for p in PERCENTILES:
+            if not n:
+                f.write("at_total,%g,0," % p + ",".join("" for _ in names)
+                        + "\n")
+                continue
+            k = min(max(1, math.ceil(p / 100.0 * n)), n) - 1
+            h = int(n * (1.0 - p / 100.0) / 10.0)
+            win = by_total[max(0, k - h):min(n, k + h + 1)]
+            means = [sum(r[j] for r in win) / len(win)
+                     for j in range(len(names))]
+            f.write("at_total,%g,%d," % (p, len(win)) + ",".join(
+                "%.1f" % m for m in means) + "\n")
+
+    print("breakdown_rows=%d" % nrows)
+    print("breakdown_matched=%d" % nmatched)
+    print("breakdown_unmatched=%d" % (nrows - nmatched))
+    for w in ("no_host_fault", "no_resume"):
+        print("breakdown_unmatched_%s=%d" % (w, reasons[w]))
+    print("breakdown_clipped=%d" % nclipped)
+    print("breakdown_map_end_wake=%d" % n_wake_end)
+    print("breakdown_unmap_off_path=%d" % sum(1 for r in recs
+                                              if unmap_off_path(r)))
+    print("breakdown_ran_before_mapped=%d" % n_ran_before_mapped)
+    print("breakdown_mapped_before_wake=%d" % n_mapped_before_wake)
+    print("breakdown_sum_error_max_pct=%.6f" % err_max)
+    if addr_off and base is None:
+        off, cnt = max(addr_off.items(), key=lambda kv: kv[1])
+        print("breakdown_inferred_base=0x%x (%d of %d host faults)" %
+              (off, cnt, sum(addr_off.values())))
+    ev = ",".join("%s:%d" % kv for kv in sorted(host.counts.items()))
+    print("breakdown_host_events=%s" % ev)
+    for c in ("delivery_ns", "resume_ns", "total_ns"):
+        if cols[c]:
+            print("breakdown_p50_%s=%s" % (c, percentile(sorted(cols[c]),
+                                                          50)))
+    print("breakdown_out=%s breakdown_percentiles=%s" % (a.out, pct_path))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+# cxl-ssd host-side tracing (bpftrace on tracepoints) and the breakdown
+# joiner.  Included by the top-level Makefile.
+#
+#   make tracing-deps     install bpftrace from Debian (idempotent)
+#   make tracing-test     run this area's tests only
+#   $(BUILD)/tracing/uffd_workload      QEMU-less uffd workload (trap engine
+#                                       + model), writes device records
+#   $(BUILD)/tracing/test_tracing_joiner   TAP: joiner on synthetic input
+#   $(BUILD)/tracing/test_tracing_e2e      TAP: real trace-run + bpftrace +
+#                                       joiner on uffd_workload (SKIPs with
+#                                       the reason if bpftrace cannot attach)
+#
+# Usage after a device run (see tracing/README.md):
+#   tracing/trace-run -a tcg -o host.csv -- qemu-system-x86_64 ...
+#   tracing/join.py --device records.csv --host host.csv -o breakdown.csv
+
+TRACING_DIR := $(TOP)/tracing
+TRACING_BUILD := $(BUILD)/tracing
+TRACING_CFLAGS := $(CSTD) $(WARN) -O2 -g -pthread
+
+$(TRACING_BUILD)/uffd_workload: $(TRACING_DIR)/tests/uffd_workload.c \
+    $(BUILD)/trap/libcxlssd-trap.a $(BUILD)/model/libcxlssd-model.a
+	@mkdir -p $(dir $@)
+	$(CC) $(TRACING_CFLAGS) -I$(TOP)/hw/cxl-ssd/trap $< \
+	    $(BUILD)/trap/libcxlssd-trap.a $(BUILD)/model/libcxlssd-model.a \
+	    -pthread -lm -o $@
+
+# TAP wrappers (tests/run runs programs without arguments).
+$(TRACING_BUILD)/test_tracing_joiner: $(TRACING_DIR)/tests/test_joiner.sh \
+    $(TRACING_DIR)/join.py
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\nexec "%s" "$$@"\n' "$<" >$@
+	chmod +x $@
+
+$(TRACING_BUILD)/test_tracing_e2e: $(TRACING_DIR)/tests/test_e2e.sh \
+    $(TRACING_DIR)/join.py $(TRACING_DIR)/trace-run \
+    $(TRACING_BUILD)/uffd_workload
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\nTRACING_WORKLOAD="%s" exec "%s" "$$@"\n' \
+	    "$(TRACING_BUILD)/uffd_workload" "$<" >$@
+	chmod +x $@
+
+TRACING_TESTS := $(TRACING_BUILD)/test_tracing_joiner \
+    $(TRACING_BUILD)/test_tracing_e2e
+TESTS += $(TRACING_TESTS)
+
+.PHONY: tracing tracing-deps tracing-test
+all: tracing
+tracing: $(TRACING_BUILD)/uffd_workload
+tracing-deps:
+	$(TRACING_DIR)/install-deps.sh
+tracing-test: $(TRACING_TESTS)
+	@$(TOP)/tests/run $(TRACING_TESTS)
