@@ -23,10 +23,8 @@ include hw/cxl-ssd/model/model.mk
 include hw/cxl-ssd/trap/trap.mk
 include qemu-patches/qemu.mk
 include vm-images/guest.mk
-include bench/bench.mk
-include bench/experiments.mk
--include tracing/tracing.mk
-include tests/e2e/e2e.mk
+include $(sort $(wildcard bench/*.mk bench/*/*.mk tracing/*.mk))
+include $(sort $(wildcard tests/*/*.mk))
 include tests/tests.mk
 
 bench: $(BENCHES)

@@ -89,7 +89,7 @@ done
 export DEBIAN_FRONTEND=noninteractive
 if [ "${#new_sources[@]}" -gt 0 ] || ! lists_present; then
     log "apt-get update"
-    apt-get update -q
+    apt-get update -q --error-on=any
 fi
 if [ "$meson_ok" -eq 0 ]; then
     log "installing meson >= $MESON_MIN from bookworm-backports"

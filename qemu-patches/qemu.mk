@@ -8,7 +8,11 @@
 # For other fragments:
 #   $(QEMU)               the emulator binary (a prerequisite that changes only
 #                         when ninja relinks it)
-#   $(QEMU_FIRMWARE_ARGS) -L options for the firmware from Debian's packages
+#   $(QEMU_FIRMWARE_ARGS) -L options for firmware from Debian's packages:
+#                         seabios (bios-256k.bin), qemu-system-data
+#                         (linuxboot_dma.bin, kvmvapic.bin), ipxe-qemu (NIC
+#                         option ROMs, e.g. q35's default e1000e without
+#                         -nodefaults)
 #   $(QEMU_VERSION_FILE)  one line: the Debian source version QEMU comes from
 
 QEMU_DEB_VERSION ?= 1:10.0.13+ds-0+deb13u1

@@ -27,7 +27,9 @@ def device_spec(point, outdir):
     driver = dev.pop("driver", "cxl-ssd")
     if driver != "cxl-ssd":
         return driver, driver, {}          # device.* properties are cxl-ssd's
-    if "record" not in dev:
+    if dev.get("record") == "off":
+        del dev["record"]                  # no per-miss records at all
+    elif "record" not in dev:
         dev["record"] = os.path.join(outdir, "misses.csv")
     props = ",".join(f"{k}={v.replace(',', ',,')}" for k, v in dev.items())
     return driver + ("," + props if props else ""), driver, dev
@@ -154,9 +156,19 @@ def run(point_name, point, outdir, spec_path, log=print):
             [os.path.join(TOP, "bench", "qmp-collect"),
              os.path.join(outdir, "qmp.sock"), qmpdir, DEVICE_ID],
             stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "collect.err"), "w"))
+        env = None
+        if point.get("run.trace", "off") == "on":
+            # QEMU runs under tracing/trace-run (launch mode: traced from
+            # its first instruction); host events -> host-events.csv.
+            env = dict(os.environ,
+                       CXLSSD_TRACE_QEMU=os.environ.get(
+                           "QEMU", os.path.join(BUILD, "qemu", "qemu-system-x86_64")),
+                       CXLSSD_TRACE_OUT=os.path.join(outdir, "host-events.csv"),
+                       QEMU=os.path.join(TOP, "bench", "breakdown", "traced-qemu"))
         start = time.monotonic()
         with open(os.path.join(tmp, "boot-guest.log"), "w") as blog:
-            rc = subprocess.call(cmd, stdout=blog, stderr=subprocess.STDOUT)
+            rc = subprocess.call(cmd, stdout=blog, stderr=subprocess.STDOUT,
+                                 env=env)
         elapsed = time.monotonic() - start
         try:
             collector.wait(timeout=30)

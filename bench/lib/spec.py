@@ -7,11 +7,17 @@ Keys:
                             shmem pages, like the device)
   device.driver             cxl-ssd (default) or cxl-type3
   device.<property>         cxl-ssd property (cxl-ssd,help lists them);
-                            ignored for other drivers
+                            ignored for other drivers.  device.record is
+                            <point>/misses.csv unless given; "off" = no
+                            per-miss records
   mio.<option>              bench/mio option without the dashes; a value of
                             "on" is a flag (mio.verify = on)
   run.raw                   on: keep every sample (needed for hit/miss split)
   run.ram-baseline          on: also chase ordinary guest RAM in the same boot
+  run.trace                 on: run QEMU under tracing/trace-run (bpftrace,
+                            host events -> <point>/host-events.csv)
+  run.<other>               ignored by the runner (e.g. run.repeat = 1|2|3
+                            to repeat a point)
 Every point is the cartesian product of the axes, in file order.
 """
 

@@ -38,6 +38,7 @@ struct CXLSSDState {
     uint64_t dram_latency_ns;
     bool bql;
     bool compensate;
+    uint64_t compensate_ns;         /* calibrated part of compensation */
     bool track_dirty;
 
     /* Realized state */
@@ -72,6 +73,10 @@ void cxl_ssd_window_unmap(CXLSSDState *s);
 bool cxl_ssd_mmio_init(CXLSSDState *s, Error **errp);
 void cxl_ssd_mmio_free(CXLSSDState *s);
 void cxl_ssd_mmio_init_overlay(CXLSSDState *s, uint64_t dpa, uint64_t size);
+/* BQL wait (re-acquiring it after a NAND wait, bql=off) and records */
+void cxl_ssd_mmio_get_stats(CXLSSDState *s, uint64_t *bql_wait_ns,
+                            uint64_t *records_written,
+                            uint64_t *records_dropped);
 
 /* cxl_ssd_hooks.c: BQL policy and vCPU identification for the trap */
 void cxl_ssd_hooks_fill(CXLSSDState *s, struct cxlssd_trap_hooks *hooks);

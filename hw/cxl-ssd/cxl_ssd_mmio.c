@@ -31,6 +31,9 @@ struct CXLSSDMmio {
 
     QemuMutex pf_lock;              /* protects the pending prefetches */
     GArray *pf_pending;             /* struct cxlssd_prefetch */
+
+    uint64_t bql_wait_ns;           /* qatomic: re-taking the BQL after a
+                                     * NAND wait (bql=off) */
 };
 
 bool cxl_ssd_mmio_init(CXLSSDState *s, Error **errp)
@@ -86,7 +89,9 @@ static void cxl_ssd_mmio_complete_prefetches(CXLSSDState *s, uint64_t now)
     qemu_mutex_unlock(&m->pf_lock);
 }
 
-/* Wait for @deadline, without the BQL unless bql=on. */
+/* Wait for @deadline, without the BQL unless bql=on.  Returns when the
+ * wait ended (before re-taking the BQL; that wait is counted in the
+ * stats' bql_wait_ns). */
 static uint64_t cxl_ssd_mmio_wait(CXLSSDState *s, uint64_t deadline)
 {
     uint64_t now;
@@ -97,7 +102,21 @@ static uint64_t cxl_ssd_mmio_wait(CXLSSDState *s, uint64_t deadline)
     bql_unlock();
     now = cxlssd_wait_until(deadline);
     bql_lock();
+    qatomic_add(&s->mmio->bql_wait_ns, cxlssd_now_ns() - now);
     return now;
+}
+
+void cxl_ssd_mmio_get_stats(CXLSSDState *s, uint64_t *bql_wait_ns,
+                            uint64_t *records_written,
+                            uint64_t *records_dropped)
+{
+    CXLSSDMmio *m = s->mmio;
+    struct cxlssd_record_ring *ring =
+        m->records ? cxlssd_record_writer_ring(m->records) : NULL;
+
+    *bql_wait_ns = qatomic_read(&m->bql_wait_ns);
+    *records_written = cxlssd_record_written(ring);
+    *records_dropped = cxlssd_record_dropped(ring);
 }
 
 static void cxl_ssd_mmio_miss(CXLSSDState *s, uint64_t page, bool write)
@@ -154,10 +173,18 @@ static void cxl_ssd_mmio_miss(CXLSSDState *s, uint64_t page, bool write)
     rec.t_deadline_model_ns = miss.deadline_ns;
     rec.t_deadline_ns = miss.deadline_ns;
     if (s->compensate) {
-        /* The exit already cost (decision start - fault entry). */
-        rec.t_deadline_ns -= MIN(miss.deadline_ns - rec.t_fault_ns,
-                                 miss.decision_start_ns - rec.t_fault_ns);
-        rec.flags |= CXLSSD_REC_COMPENSATED;
+        /* Measured: (decision start - callback entry); calibrated:
+         * compensate-ns (TCG's exit before the callback and the return to
+         * the guest).  Never before the decision ended. */
+        uint64_t shift = miss.decision_start_ns - rec.t_fault_ns +
+                         s->compensate_ns;
+        rec.t_deadline_ns = miss.deadline_ns > shift ?
+                            miss.deadline_ns - shift : 0;
+        rec.t_deadline_ns = MAX(rec.t_deadline_ns, miss.decision_end_ns);
+        rec.t_deadline_ns = MIN(rec.t_deadline_ns, miss.deadline_ns);
+        if (rec.t_deadline_ns < miss.deadline_ns) {
+            rec.flags |= CXLSSD_REC_COMPENSATED;
+        }
     }
     rec.t_wait_end_ns = cxl_ssd_mmio_wait(s, rec.t_deadline_ns);
     cxlssd_fill_done(s->model, page);

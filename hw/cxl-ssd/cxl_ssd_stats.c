@@ -85,6 +85,18 @@ static void cxl_ssd_get_stats(Object *obj, Visitor *v, const char *name,
                     errp);
         }
     }
+    if (s->mmio) {
+        /* mmio mode: no userfaultfd; the same names for what exists */
+        uint64_t mv[3];
+        static const char *const mname[3] = {
+            "bql_wait_ns", "records_written", "records_dropped",
+        };
+
+        cxl_ssd_mmio_get_stats(s, &mv[0], &mv[1], &mv[2]);
+        for (i = 0; ok && i < ARRAY_SIZE(mv); i++) {
+            ok = visit_type_uint64(v, mname[i], &mv[i], errp);
+        }
+    }
     if (ok) {
         cxl_ssd_visit_channels(v, &st, errp);
         visit_check_struct(v, errp);

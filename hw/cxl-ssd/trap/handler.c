@@ -31,19 +31,26 @@
  *
  * Compensation (cfg->compensate): the handler can only time a fault from
  * the moment it read the event (t_fault); the kernel's delivery before that
- * read (fault entry, wake-up of a poll()ing handler) is not measurable here
- * and is never compensated.  What is compensated is the time between
- * reading the event and the model decision (serialize hook/BQL wait,
- * retries): the wait ends at deadline_model - (decision_start - t_fault),
- * never before the decision ended.  Records keep both deadlines.
+ * read (fault entry, wake-up of a poll()ing handler) and the faulting
+ * thread's way back after UFFDIO_CONTINUE are not measurable here.  What is
+ * compensated per miss, measured, is the time between reading the event
+ * and the model decision (serialize hook/BQL wait, retries); on top of it
+ * cfg->compensate_ns, a calibrated constant for the unmeasurable part
+ * (bench/breakdown/fig1 calibrates it from a traced run): the wait ends at
+ * deadline_model - (decision_start - t_fault) - compensate_ns, never before
+ * the decision ended.  Records keep both deadlines (t_deadline_model_ns,
+ * t_deadline_ns).
  */
 #include <errno.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "trap_int.h"
@@ -239,8 +246,11 @@ static void handle_miss(struct cxlssd_trap *t, uint64_t page, bool write,
                 trap_prefetch_push(t, m.prefetch, m.nprefetch);
             }
             uint64_t deadline = m.deadline_ns;
-            if (t->cfg.compensate && m.decision_start_ns > t_fault) {
-                uint64_t shift = m.decision_start_ns - t_fault;
+            if (t->cfg.compensate) {
+                uint64_t shift = t->cfg.compensate_ns;
+                if (m.decision_start_ns > t_fault) {
+                    shift += m.decision_start_ns - t_fault;
+                }
                 deadline = deadline > shift ? deadline - shift : 0;
                 if (deadline < m.decision_end_ns) {
                     deadline = m.decision_end_ns;
@@ -348,6 +358,197 @@ static void handle_msg(struct cxlssd_trap *t, const struct uffd_msg *msg,
     }
     handle_miss(t, page, (flags & UFFD_PAGEFAULT_FLAG_WRITE) != 0, tid,
                 t_fault);
+}
+
+/*
+ * In-thread SIGBUS delivery (CXLSSD_DELIVERY_SIGBUS).
+ *
+ * The range is registered with UFFD_FEATURE_SIGBUS: the kernel raises
+ * SIGBUS on the faulting thread instead of queueing an event, and the
+ * handler below serves the miss right there: handle_miss() as for a uffd
+ * event (model, unmap, NAND wait, UFFDIO_CONTINUE with DONTWAKE, record),
+ * with t_fault_ns = handler entry.  Returning retries the access.  A
+ * SIGBUS on a resident (CACHED) page is a write-protect fault (first write
+ * to a clean page) if the access was a write, else a fault on a page that
+ * another thread mapped meanwhile: retry.  On x86-64 the page-fault error
+ * code in the signal frame (REG_ERR bit 1) tells writes from reads; on
+ * other architectures every miss is served as a read, and a write then
+ * faults once more as a write-protect fault, which marks the page dirty.
+ *
+ * Why running the engine in a signal handler is safe here: the signal is
+ * synchronous and raised only by an access to the registered range, and
+ * the engine itself never dereferences the range (it only calls madvise
+ * and ioctls, which fail rather than fault).  So the interrupted thread is
+ * never inside the model or the engine and holds none of their locks (the
+ * model's futex mutex, the FTL mutex, the prefetch and eviction mutexes)
+ * when the handler takes them; other threads holding them make the handler
+ * wait like any contender.  The caller's contract (trap.h) extends this to
+ * its own code: it touches the range only from plain loads and stores,
+ * never while holding stdio or malloc locks (MIO's chase and verify loops).
+ * The handler calls no stdio or malloc on its normal path (qsort of at most
+ * CXLSSD_MAX_VICTIMS entries sorts on the stack; errors are printed with
+ * fprintf, which is not async-signal-safe but only on a failed ioctl), and
+ * keeps errno.
+ *
+ * Ranges are found in a small process-wide table (signal handlers are
+ * process-wide; this is the engine's only global state).  A detached trap
+ * leaves a tombstone (range kept, trap NULL): a signal raised just before
+ * the range was unregistered then retries the access instead of going to
+ * the previous handler.  Each slot counts handlers running on it, and
+ * detach waits for that count to drop to zero before the trap is freed.
+ */
+#define TRAP_SIGBUS_SLOTS 16
+
+struct trap_sigbus_slot {
+    _Atomic uintptr_t base;
+    _Atomic uintptr_t len;
+    _Atomic(struct cxlssd_trap *) trap;
+    atomic_uint active;
+};
+
+static struct trap_sigbus_slot sigbus_slots[TRAP_SIGBUS_SLOTS];
+static pthread_mutex_t sigbus_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool sigbus_installed;
+static struct sigaction sigbus_prev;
+
+static bool sigbus_is_write(void *uctx)
+{
+#if defined(__x86_64__) && defined(REG_ERR)
+    const ucontext_t *uc = uctx;
+    return uctx && (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+#else
+    (void)uctx;
+    return false;
+#endif
+}
+
+static void sigbus_serve(struct cxlssd_trap *t, uintptr_t addr, bool write,
+                         uint64_t t_fault)
+{
+    uint64_t page = (addr - (uintptr_t)t->base) / t->page_size;
+    atomic_fetch_add_explicit(&t->st_faults, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->st_sigbus, 1, memory_order_relaxed);
+    if (atomic_load_explicit(&t->stop, memory_order_relaxed)) {
+        return;     /* going away: retry until the range is unregistered */
+    }
+    if (cxlssd_page_state(t->model, page) == CXLSSD_CACHED) {
+        if (write && t->wp) {
+            atomic_fetch_add_explicit(&t->st_wp_faults, 1,
+                                      memory_order_relaxed);
+            cxlssd_mark_dirty(t->model, page);
+            trap_uffd_unprotect(t, page);
+        } else {
+            atomic_fetch_add_explicit(&t->st_duplicate, 1,
+                                      memory_order_relaxed);
+        }
+        return;
+    }
+    handle_miss(t, page, write, (pid_t)syscall(SYS_gettid), t_fault);
+}
+
+static void sigbus_chain(int sig, siginfo_t *si, void *uctx)
+{
+    if (sigbus_prev.sa_flags & SA_SIGINFO) {
+        if (sigbus_prev.sa_sigaction) {
+            sigbus_prev.sa_sigaction(sig, si, uctx);
+            return;
+        }
+    } else if (sigbus_prev.sa_handler != SIG_DFL &&
+               sigbus_prev.sa_handler != SIG_IGN) {
+        sigbus_prev.sa_handler(sig);
+        return;
+    }
+    /* SIG_DFL (or SIG_IGN, which cannot apply to a fault): restore the
+     * default and return; the access faults again and the process dies
+     * with SIGBUS as it would have without us. */
+    signal(sig, SIG_DFL);
+}
+
+static void sigbus_handler(int sig, siginfo_t *si, void *uctx)
+{
+    int saved_errno = errno;
+    uint64_t now = trap_now();
+    uintptr_t addr = (uintptr_t)si->si_addr;
+    for (int i = 0; i < TRAP_SIGBUS_SLOTS; i++) {
+        struct trap_sigbus_slot *s = &sigbus_slots[i];
+        uintptr_t b = atomic_load(&s->base), l = atomic_load(&s->len);
+        if (!l || addr < b || addr - b >= l) {
+            continue;
+        }
+        atomic_fetch_add(&s->active, 1);
+        struct cxlssd_trap *t = atomic_load(&s->trap);
+        if (t && (uintptr_t)t->base == b) {
+            sigbus_serve(t, addr, sigbus_is_write(uctx), now);
+        }
+        /* else a tombstone: the range was just unregistered, retry */
+        atomic_fetch_sub(&s->active, 1);
+        errno = saved_errno;
+        return;
+    }
+    sigbus_chain(sig, si, uctx);
+    errno = saved_errno;
+}
+
+int trap_sigbus_attach(struct cxlssd_trap *t, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&sigbus_lock);
+    if (!sigbus_installed) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_sigaction = sigbus_handler;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGBUS, &sa, &sigbus_prev) < 0) {
+            snprintf(err, errlen, "delivery=sigbus: sigaction(SIGBUS): %s",
+                     strerror(errno));
+            pthread_mutex_unlock(&sigbus_lock);
+            return -1;
+        }
+        sigbus_installed = true;    /* stays installed: late signals */
+    }
+    /* a never-used slot, else a tombstone nobody is running on */
+    int slot = -1;
+    for (int pass = 0; pass < 2 && slot < 0; pass++) {
+        for (int i = 0; i < TRAP_SIGBUS_SLOTS; i++) {
+            struct trap_sigbus_slot *s = &sigbus_slots[i];
+            if (atomic_load(&s->trap) || atomic_load(&s->active)) {
+                continue;
+            }
+            if (pass == 1 || atomic_load(&s->len) == 0) {
+                slot = i;
+                break;
+            }
+        }
+    }
+    if (slot < 0) {
+        snprintf(err, errlen, "delivery=sigbus: more than %d traps with "
+                 "SIGBUS delivery in one process", TRAP_SIGBUS_SLOTS);
+        pthread_mutex_unlock(&sigbus_lock);
+        return -1;
+    }
+    struct trap_sigbus_slot *s = &sigbus_slots[slot];
+    atomic_store(&s->len, 0);       /* no match while being rewritten */
+    atomic_store(&s->base, (uintptr_t)t->base);
+    atomic_store(&s->trap, t);
+    atomic_store(&s->len, (uintptr_t)t->len);
+    t->sigbus_slot = slot;
+    pthread_mutex_unlock(&sigbus_lock);
+    return 0;
+}
+
+void trap_sigbus_detach(struct cxlssd_trap *t)
+{
+    if (t->sigbus_slot < 0) {
+        return;
+    }
+    pthread_mutex_lock(&sigbus_lock);
+    struct trap_sigbus_slot *s = &sigbus_slots[t->sigbus_slot];
+    atomic_store(&s->trap, NULL);   /* tombstone: range kept */
+    while (atomic_load(&s->active)) {
+        sched_yield();
+    }
+    t->sigbus_slot = -1;
+    pthread_mutex_unlock(&sigbus_lock);
 }
 
 static void *handler_main(void *arg)

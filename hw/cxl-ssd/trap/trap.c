@@ -23,7 +23,20 @@ static const char *const delivery_names[CXLSSD_DELIVERY_COUNT] = {
 
 const char *cxlssd_delivery_name(enum cxlssd_delivery d)
 {
+    if (d == CXLSSD_DELIVERY_SIGBUS) {
+        return "sigbus";
+    }
     return (unsigned)d < CXLSSD_DELIVERY_COUNT ? delivery_names[d] : "?";
+}
+
+int cxlssd_delivery_from_name_any(const char *name,
+                                  enum cxlssd_delivery *out)
+{
+    if (name && strcmp(name, "sigbus") == 0) {
+        *out = CXLSSD_DELIVERY_SIGBUS;
+        return 0;
+    }
+    return cxlssd_delivery_from_name(name, out);
 }
 
 int cxlssd_delivery_from_name(const char *name, enum cxlssd_delivery *out)
@@ -109,6 +122,9 @@ static void trap_destroy(struct cxlssd_trap *t)
     /* Unregistering wakes any thread still blocked on the range; from now
      * on the mapping behaves as a plain shared mapping of the memfd. */
     trap_uffd_unregister(t);
+    /* SIGBUS delivery: no new signal can come from this range now; wait
+     * for handlers still running on accessing threads. */
+    trap_sigbus_detach(t);
     if (t->uffd >= 0) {
         close(t->uffd);
     }
@@ -144,8 +160,9 @@ struct cxlssd_trap *cxlssd_trap_new(struct cxlssd_model *model,
                  "configuration");
         return NULL;
     }
-    if ((unsigned)cfg->delivery >= CXLSSD_DELIVERY_COUNT) {
-        snprintf(err, errlen, "delivery=%d: must be poll or busy",
+    if ((unsigned)cfg->delivery >= CXLSSD_DELIVERY_COUNT &&
+        cfg->delivery != CXLSSD_DELIVERY_SIGBUS) {
+        snprintf(err, errlen, "delivery=%d: must be poll, busy or sigbus",
                  (int)cfg->delivery);
         return NULL;
     }
@@ -208,6 +225,8 @@ struct cxlssd_trap *cxlssd_trap_new(struct cxlssd_model *model,
     atomic_store(&t->readers, t->nhandlers);
     t->uffd = -1;
     t->stop_efd = -1;
+    t->sigbus = cfg->delivery == CXLSSD_DELIVERY_SIGBUS;
+    t->sigbus_slot = -1;
     pthread_mutex_init(&t->ctl_lock, NULL);
     pthread_cond_init(&t->ctl_cond, NULL);
     pthread_mutex_init(&t->reset_lock, NULL);
@@ -235,7 +254,10 @@ struct cxlssd_trap *cxlssd_trap_new(struct cxlssd_model *model,
         snprintf(err, errlen, "cxl-ssd trap: eventfd: %s", strerror(errno));
         goto fail;
     }
-    if (trap_uffd_open(t, err, errlen) < 0 ||
+    /* SIGBUS delivery: the handler must be in place before the range is
+     * registered (from then on an access raises SIGBUS). */
+    if ((t->sigbus && trap_sigbus_attach(t, err, errlen) < 0) ||
+        trap_uffd_open(t, err, errlen) < 0 ||
         trap_uffd_register(t, err, errlen) < 0 ||
         trap_prefetch_init(t, err, errlen) < 0 ||
         records_start(t, err, errlen) < 0 ||
@@ -310,6 +332,7 @@ void cxlssd_trap_get_stats(struct cxlssd_trap *t, struct cxlssd_trap_stats *out)
     out->madvise_calls = atomic_load(&t->st_madvise);
     out->pages_unmapped = atomic_load(&t->st_unmapped);
     out->bql_wait_ns = atomic_load(&t->st_bql_wait_ns);
+    out->sigbus_faults = atomic_load(&t->st_sigbus);
     if (t->ring) {
         out->records_written = cxlssd_record_written(t->ring);
         out->records_dropped = cxlssd_record_dropped(t->ring);

@@ -22,7 +22,29 @@
 enum cxlssd_delivery {
     CXLSSD_DELIVERY_POLL,       /* handler threads sleep in poll() */
     CXLSSD_DELIVERY_BUSY,       /* handler threads busy-poll the uffd */
-    CXLSSD_DELIVERY_COUNT
+    CXLSSD_DELIVERY_COUNT,      /* the handler-thread modes above (the ones
+                                 * the QEMU device offers) */
+    /*
+     * In-thread delivery for host processes (the native tool): the range is
+     * registered with UFFD_FEATURE_SIGBUS, the faulting thread gets SIGBUS
+     * and serves its own miss in the engine's signal handler (model, unmap,
+     * NAND wait, UFFDIO_CONTINUE), then the access retries.  The closest
+     * user-space analogue of a synchronous kernel fault path.  Rules:
+     *  - threads touching the range must have SIGBUS unblocked;
+     *  - the range may only be touched by user-mode code that holds no lock
+     *    the handler takes (model/trap locks, stdio, malloc): a plain load
+     *    or store in the application, as in MIO.  Kernel accesses (read()
+     *    into the range, get_user_pages) to a non-resident page fail with
+     *    EFAULT instead of waiting;
+     *  - one process-wide SIGBUS handler is installed by the first such
+     *    trap (addresses outside every SIGBUS trap go to the previous
+     *    handler, or kill the process as SIG_DFL would);
+     *  - cxlssd_trap_reset() does not quiesce accessing threads: stop them
+     *    first.
+     * Handler threads still run (poll mode) to complete prefetches at their
+     * deadlines.  Not offered by cxlssd_delivery_from_name().
+     */
+    CXLSSD_DELIVERY_SIGBUS = 8,
 };
 
 struct cxlssd_trap_hooks {
@@ -50,6 +72,13 @@ struct cxlssd_trap_config {
     uint32_t handler_threads;   /* >= 1 */
     const char *handler_cpus;   /* "0,1" or "" (no pinning) */
     bool compensate;            /* shorten NAND wait by delivery time */
+    /*
+     * With compensate: a calibrated, constant part of the delivery that the
+     * handler cannot time itself (host fault -> handler reads the event,
+     * UFFDIO_CONTINUE -> faulting thread runs again), subtracted from every
+     * miss's NAND wait on top of the measured part.  0 = measured part only.
+     */
+    uint64_t compensate_ns;
     bool track_dirty;           /* uffd write-protect for first writes */
     const char *record_path;    /* per-miss CSV, NULL/"" = off */
     const char *mode_name;      /* written into records: "uffd" */
@@ -109,10 +138,15 @@ struct cxlssd_trap_stats {
     uint64_t bql_wait_ns;       /* total time in serialize_begin */
     uint64_t records_written;
     uint64_t records_dropped;
+    uint64_t sigbus_faults;     /* SIGBUS delivery: signals served */
 };
 void cxlssd_trap_get_stats(struct cxlssd_trap *t, struct cxlssd_trap_stats *out);
 
 const char *cxlssd_delivery_name(enum cxlssd_delivery d);
+/* "poll" or "busy" (the QEMU device's choices). */
 int cxlssd_delivery_from_name(const char *name, enum cxlssd_delivery *out);
+/* Also "sigbus" (host processes). */
+int cxlssd_delivery_from_name_any(const char *name,
+                                  enum cxlssd_delivery *out);
 
 #endif

@@ -83,6 +83,12 @@ void trap_handlers_stop(struct cxlssd_trap *t);
 int trap_parse_cpus(const char *list, int *cpus, int max, char *err,
                     size_t errlen);
 
+/* ---- handler.c: in-thread SIGBUS delivery (CXLSSD_DELIVERY_SIGBUS) ----
+ * attach: install the process-wide handler (once) and publish the range;
+ * detach (after unregistering): unpublish and wait for running handlers. */
+int trap_sigbus_attach(struct cxlssd_trap *t, char *err, size_t errlen);
+void trap_sigbus_detach(struct cxlssd_trap *t);
+
 /* ---- quiesce (trap.c): handlers/worker park here while paused ---- */
 /* Returns true if the caller should exit (stop requested). */
 bool trap_park_if_paused(struct cxlssd_trap *t);
@@ -126,6 +132,8 @@ struct cxlssd_trap {
     struct trap_uffd_probe probe;
     bool registered;
     bool wp;                /* write-protect tracking active */
+    bool sigbus;            /* CXLSSD_DELIVERY_SIGBUS: in-thread delivery */
+    int sigbus_slot;        /* index in handler.c's range table, -1 = none */
     char mechanism[256];
 
     /* threads: handlers[0, nhandlers) configured, then spares up to
@@ -170,6 +178,7 @@ struct cxlssd_trap {
     _Atomic uint64_t st_madvise;
     _Atomic uint64_t st_unmapped;
     _Atomic uint64_t st_bql_wait_ns;
+    _Atomic uint64_t st_sigbus;
 };
 
 #endif

@@ -93,6 +93,15 @@ int trap_uffd_open(struct cxlssd_trap *t, char *err, size_t errlen)
     if (api.features & UFFD_FEATURE_THREAD_ID) {
         want |= UFFD_FEATURE_THREAD_ID;
     }
+    if (t->sigbus) {
+        if (!(api.features & UFFD_FEATURE_SIGBUS)) {
+            snprintf(err, errlen, "delivery=sigbus: kernel lacks "
+                     "UFFD_FEATURE_SIGBUS (features 0x%llx)",
+                     (unsigned long long)api.features);
+            return -1;
+        }
+        want |= UFFD_FEATURE_SIGBUS;
+    }
     t->wp = false;
     if (t->cfg.track_dirty) {
         if ((api.features & UFFD_FEATURE_WP_HUGETLBFS_SHMEM) &&
@@ -235,6 +244,9 @@ void trap_uffd_unregister(struct cxlssd_trap *t)
 
 void trap_uffd_wake(struct cxlssd_trap *t, uint64_t page, uint64_t n)
 {
+    if (t->sigbus) {
+        return;     /* nobody sleeps on the range: the faulter retries */
+    }
     struct uffdio_range rg = {
         .start = (uint64_t)(uintptr_t)(t->base + page * t->page_size),
         .len = n * t->page_size };
@@ -250,6 +262,9 @@ int trap_uffd_continue(struct cxlssd_trap *t, uint64_t page, uint64_t n,
     c.range.start = (uint64_t)(uintptr_t)(t->base + page * t->page_size);
     c.range.len = n * t->page_size;
     c.mode = (wp && t->wp) ? UFFDIO_CONTINUE_MODE_WP : 0;
+    if (t->sigbus) {
+        c.mode |= UFFDIO_CONTINUE_MODE_DONTWAKE;    /* nobody to wake */
+    }
     for (;;) {
         if (ioctl(t->uffd, UFFDIO_CONTINUE, &c) == 0) {
             return 0;
@@ -283,7 +298,8 @@ void trap_uffd_unprotect(struct cxlssd_trap *t, uint64_t page)
     memset(&wp, 0, sizeof(wp));
     wp.range.start = (uint64_t)(uintptr_t)(t->base + page * t->page_size);
     wp.range.len = t->page_size;
-    wp.mode = 0;    /* clear WP and wake */
+    wp.mode = t->sigbus ? UFFDIO_WRITEPROTECT_MODE_DONTWAKE
+                        : 0;    /* clear WP and wake */
     if (ioctl(t->uffd, UFFDIO_WRITEPROTECT, &wp) < 0) {
         trap_uffd_wake(t, page, 1);
     }
