@@ -32,6 +32,12 @@ in per-thread sorted event lists, O((records + events) log events)):
                  No wake event: first switch-in / kvm_entry after the bound.
 Rows without H or R are written with matched=0, empty host-side columns
 and unmatched_reason; they are counted, never dropped.
+mmio-mode records (mode column "mmio": the miss is served on the vCPU
+thread itself, inside the MMIO callback, so there is no host fault, wake
+or switch to match): H = t_fault (callback entry), R = t_mapped (callback
+done), host_event=mmio; delivery_ns and resume_ns are 0 by construction
+(TCG's exit into the callback and its return are not visible to host
+tracepoints; bench/breakdown/fig1 adds them from the guest's samples).
 
 Breakdown (ns).  Boundaries in order, absent (0) ones skipped:
   H, t_fault, t_bql_req, t_bql_acq, t_decision_start, t_decision_end,
@@ -329,7 +335,7 @@ def main():
                                                    DEVICE_BOUNDARIES]
     tcols = [c for c, _ in DEVICE_BOUNDARIES] + ["t_deadline_ns"]
     scols = ("seq", "page", "tid", "vcpu", "write", "waited_loading",
-             "nvictims")
+             "nvictims", "mode")
     for p in a.device:
         f, idx = open_csv(p)
         need(idx, want, p)
@@ -364,13 +370,21 @@ def main():
             lo = F - a.max_gap_ns
             if prev_end is not None and prev_end > lo:
                 lo = prev_end
-            hf = match_fault(host, tid, int(rec["page"] or 0), lo, F, bases,
-                             a.page_size)
-            H = hf[0] if hf else None
-            kvm = bool(hf and hf[2] == "kvm_fault")
             bound = rec["t_wait_end_ns"] or rec["t_decision_end_ns"] or F
-            R, wake = match_resume(host, tid, bound, bound + a.max_gap_ns,
-                                   kvm or (not hf and tid in host.entries))
+            if rec["mode"] == "mmio":
+                # served on the faulting thread itself: the record spans it
+                hf = (F, 0, "mmio")
+                H, kvm = F, False
+                R, wake = (rec["t_mapped_ns"] or None), None
+            else:
+                hf = match_fault(host, tid, int(rec["page"] or 0), lo, F,
+                                 bases, a.page_size)
+                H = hf[0] if hf else None
+                kvm = bool(hf and hf[2] == "kvm_fault")
+                R, wake = match_resume(host, tid, bound,
+                                       bound + a.max_gap_ns,
+                                       kvm or (not hf and
+                                               tid in host.entries))
             why = []
             if H is None:
                 why.append("no_host_fault")
@@ -388,7 +402,7 @@ def main():
             # previous record's end for the next fault window on this tid
             prev_end = (R if R is not None else
                         (wake if wake is not None else bound))
-            if hf and not kvm:
+            if hf and hf[2] == "fault":
                 addr_off[hf[1] - int(rec["page"] or 0) * a.page_size] += 1
             hw_tid, hw_ns = "", ""
             if matched:

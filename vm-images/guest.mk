@@ -1,5 +1,7 @@
 # Guest image: Debian 6.12 kernel + busybox initramfs with our init.
-#   make guest-image   -> $(GUEST_KERNEL), $(GUEST_INITRAMFS), $(GUEST_KCONFIG)
+#   make guest-image   -> $(GUEST_KERNEL) (ELF, boots through PVH),
+#                         $(GUEST_VMLINUZ) (the package's bzImage, same kernel),
+#                         $(GUEST_INITRAMFS), $(GUEST_KCONFIG)
 # Boot it with vm-images/boot-guest (see its --help).
 #
 # Static guest programs go in $(GUEST_BIN_DIR) (installed as /usr/bin/NAME).
@@ -10,7 +12,8 @@
 
 GUEST_DIR := $(BUILD)/guest
 GUEST_PKGS := $(GUEST_DIR)/pkgs
-GUEST_KERNEL := $(GUEST_DIR)/vmlinuz
+GUEST_KERNEL := $(GUEST_DIR)/vmlinux
+GUEST_VMLINUZ := $(GUEST_DIR)/vmlinuz
 GUEST_INITRAMFS := $(GUEST_DIR)/initramfs.cpio.gz
 GUEST_KCONFIG := $(GUEST_DIR)/kernel-config
 GUEST_BIN_DIR := $(BUILD)/guest-bin
@@ -18,18 +21,23 @@ BOOT_GUEST := $(TOP)/vm-images/boot-guest
 export GUEST_KERNEL GUEST_INITRAMFS GUEST_KCONFIG
 
 .PHONY: guest-image
-guest-image: $(GUEST_KERNEL) $(GUEST_INITRAMFS) $(GUEST_KCONFIG)
+guest-image: $(GUEST_KERNEL) $(GUEST_VMLINUZ) $(GUEST_INITRAMFS) $(GUEST_KCONFIG)
 
 # The kernel version is resolved here, once; delete $(GUEST_PKGS) (or
 # make clean) to pick up a newer one.
 $(GUEST_PKGS)/kernel-release: $(TOP)/vm-images/fetch-guest-packages
 	$< $(GUEST_PKGS)
 
+# Copies land under a temporary name: a guest booting meanwhile never
+# reads a half-written file.
 $(GUEST_KERNEL): $(GUEST_PKGS)/kernel-release
-	cp $(GUEST_PKGS)/kernel/boot/vmlinuz-$$(cat $<) $@
+	cp $(GUEST_PKGS)/vmlinux $@.tmp && mv $@.tmp $@
+
+$(GUEST_VMLINUZ): $(GUEST_PKGS)/kernel-release
+	cp $(GUEST_PKGS)/kernel/boot/vmlinuz-$$(cat $<) $@.tmp && mv $@.tmp $@
 
 $(GUEST_KCONFIG): $(GUEST_PKGS)/kernel-release
-	cp $(GUEST_PKGS)/kernel/boot/config-$$(cat $<) $@
+	cp $(GUEST_PKGS)/kernel/boot/config-$$(cat $<) $@.tmp && mv $@.tmp $@
 
 # dax-pattern: pattern write/verify through a devdax mmap (no read/write
 # on devdax, so busybox dd cannot do it).

@@ -29,7 +29,7 @@ def device_spec(point, outdir):
         return driver, driver, {}          # device.* properties are cxl-ssd's
     if dev.get("record") == "off":
         del dev["record"]                  # no per-miss records at all
-    elif "record" not in dev:
+    elif dev.get("record", "on") == "on":
         dev["record"] = os.path.join(outdir, "misses.csv")
     props = ",".join(f"{k}={v.replace(',', ',,')}" for k, v in dev.items())
     return driver + ("," + props if props else ""), driver, dev

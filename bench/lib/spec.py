@@ -8,8 +8,8 @@ Keys:
   device.driver             cxl-ssd (default) or cxl-type3
   device.<property>         cxl-ssd property (cxl-ssd,help lists them);
                             ignored for other drivers.  device.record is
-                            <point>/misses.csv unless given; "off" = no
-                            per-miss records
+                            <point>/misses.csv unless given ("on": the
+                            same); "off" = no per-miss records
   mio.<option>              bench/mio option without the dashes; a value of
                             "on" is a flag (mio.verify = on)
   run.raw                   on: keep every sample (needed for hit/miss split)

@@ -107,6 +107,7 @@ ALWAYS_INLINE void sample_loop(struct mio_sampler *s, uint64_t *out,
 {
     void *p = s->p;
     const uint64_t loads = s->loads;
+    uint64_t *const starts = s->starts;
     uint64_t migrations = 0;
     for (uint64_t k = 0; k < count; k++) {
         uint64_t t0, t1;
@@ -131,6 +132,8 @@ ALWAYS_INLINE void sample_loop(struct mio_sampler *s, uint64_t *out,
             mio_lfence();
         }
         out[k] = t1 > t0 ? t1 - t0 : 0;
+        if (starts)
+            starts[k] = t0;
         migrations += a0 != a1;
         if (progress)
             atomic_store_explicit(progress, k + 1, memory_order_relaxed);

@@ -30,6 +30,25 @@
 #define MIO_DAX_ALIGN (2u << 20)
 
 enum mio_pattern { MIO_SEQ, MIO_RAND };
+
+/* In-process embedding (bench/native, the host-native tool): with
+ * cfg->embed set, the chase and --verify run on embed->map instead of
+ * opening cfg->target (which then only names the target in reports), and
+ * the chase hands back what the caller needs to join samples with its own
+ * per-miss records.  NULL for the mio program itself. */
+struct mio_embed {
+    char *map;                  /* in: the region (page aligned) */
+    uint64_t len;               /* in: its length */
+    uint64_t *starts;           /* in: NULL or threads*samples entries: timer
+                                 * value at each sample's start (thread t's
+                                 * from [t*samples], in time order) */
+    uint64_t *samples;          /* in: NULL or threads*samples entries: the
+                                 * samples (timer units), same layout */
+    int *tids;                  /* in: NULL or threads entries: worker tids */
+    int clock_timer;            /* out: 1 = timer is CLOCK_MONOTONIC ns,
+                                 * 0 = TSC ticks */
+    double ns_per_tick;         /* out: timer unit in ns */
+};
 enum mio_timer_pref { MIO_TIMER_AUTO, MIO_TIMER_TSC, MIO_TIMER_CLOCK };
 enum mio_thp { MIO_THP_DEFAULT, MIO_THP_NEVER, MIO_THP_ALWAYS };
 
@@ -67,6 +86,7 @@ struct mio_config {
     int verify_overlap;
     int inject_corruption;
     int inject_chain_break;     /* test hook: break thread 0's chain */
+    struct mio_embed *embed;    /* in-process region (see above), or NULL */
 };
 
 /* opts.c */
@@ -77,7 +97,8 @@ int mio_parse_args(int argc, char **argv, struct mio_config *cfg);
 void mio_free_config(struct mio_config *cfg);
 
 /* target.c */
-enum mio_target_kind { MIO_TGT_ANON, MIO_TGT_DEVDAX, MIO_TGT_FILE };
+enum mio_target_kind { MIO_TGT_ANON, MIO_TGT_DEVDAX, MIO_TGT_FILE,
+                       MIO_TGT_EMBED };
 struct mio_target {
     enum mio_target_kind kind;
     int fd;
@@ -139,6 +160,8 @@ struct mio_sampler {
     uint64_t rng;               /* xorshift state for the mix */
     uint64_t dummy[8];          /* sink for skipped stores */
     uint64_t migrations;        /* samples whose start/stop CPU differed */
+    uint64_t *starts;           /* NULL, or where mio_sample() stores each
+                                 * sample's start timer value */
 };
 void mio_sampler_init(struct mio_sampler *s, void *start, uint64_t loads,
                       enum mio_tmode tmode, double store_ratio,

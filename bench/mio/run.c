@@ -15,6 +15,8 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 uint64_t mio_region_bytes(uint64_t wss, unsigned threads, uint64_t stride)
 {
@@ -95,6 +97,8 @@ static void *worker_main(void *arg)
     uint64_t n = sh->nodes;
     uint64_t seed = mio_thread_seed(cfg->seed, w->id);
 
+    if (cfg->embed && cfg->embed->tids)
+        cfg->embed->tids[w->id] = (int)syscall(SYS_gettid);
     w->cpu = -1;
     if (cfg->pin && mio_pin_thread(cfg, w->id, &w->cpu) && !cfg->quiet)
         fprintf(stderr, "mio: warning: thread %u: pinning failed: %s\n",
@@ -126,6 +130,8 @@ static void *worker_main(void *arg)
 
     if (!atomic_load(&sh->failed)) {
         s.p = w->base;          /* warm-up passes end where they began */
+        if (cfg->embed && cfg->embed->starts)
+            s.starts = cfg->embed->starts + (size_t)w->id * cfg->samples;
         mio_sample(&s, w->samples, cfg->samples,
                    &w->slot->done[MIO_PH_MEASURE]);
         w->migrations = s.migrations;
@@ -260,6 +266,12 @@ int mio_run_chase(const struct mio_config *cfg)
     }
 
     rc = MIO_EXIT_OK;
+    if (cfg->embed) {
+        cfg->embed->clock_timer = tm.mode == MIO_TM_CLOCK;
+        cfg->embed->ns_per_tick = tm.ns_per_tick;
+        if (cfg->embed->samples)
+            memcpy(cfg->embed->samples, samples, N * T * sizeof(*samples));
+    }
     if (cfg->raw_path &&
         mio_write_raw(cfg->raw_path, samples, N, T, ri.sub_ticks, scale))
         rc = MIO_EXIT_ERROR;

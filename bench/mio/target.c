@@ -25,6 +25,7 @@ const char *mio_target_kind_name(enum mio_target_kind k)
     switch (k) {
     case MIO_TGT_ANON: return "anon";
     case MIO_TGT_DEVDAX: return "devdax";
+    case MIO_TGT_EMBED: return "embedded";
     default: return "file";
     }
 }
@@ -114,6 +115,22 @@ int mio_target_open(const struct mio_config *cfg, uint64_t need,
 {
     memset(t, 0, sizeof(*t));
     t->fd = -1;
+    if (cfg->embed) {           /* the caller's region (bench/native) */
+        t->kind = MIO_TGT_EMBED;
+        t->align = MIO_PAGE;
+        t->map_len = mio_map_length(need, t->align, cfg->embed->len);
+        if (!t->map_len || cfg->offset > cfg->embed->len - t->map_len) {
+            fprintf(stderr, "mio: working set %llu bytes (+offset %llu) "
+                    "does not fit the %llu-byte region\n",
+                    (unsigned long long)need,
+                    (unsigned long long)cfg->offset,
+                    (unsigned long long)cfg->embed->len);
+            return -1;
+        }
+        t->dev_size = cfg->embed->len;
+        t->map = cfg->embed->map + cfg->offset;
+        return 0;
+    }
     if (!strcmp(cfg->target, "anon")) {
         t->kind = MIO_TGT_ANON;
         t->align = MIO_PAGE;
@@ -226,7 +243,7 @@ fail:
 
 void mio_target_close(struct mio_target *t)
 {
-    if (t->map)
+    if (t->map && t->kind != MIO_TGT_EMBED)
         munmap(t->map, t->map_len);
     if (t->fd >= 0)
         close(t->fd);

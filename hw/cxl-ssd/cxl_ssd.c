@@ -10,6 +10,8 @@
  */
 
 #include "qemu/osdep.h"
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include "qemu/error-report.h"
 #include "qemu/units.h"
 #include "qapi/error.h"
@@ -33,6 +35,9 @@ static bool cxl_ssd_parse_options(CXLSSDState *s, uint64_t device_size,
                                   Error **errp)
 {
     char err[256];
+    enum cxlssd_delivery delivery;
+    long phys_pages = sysconf(_SC_PHYS_PAGES);
+    long page_size = sysconf(_SC_PAGESIZE);
 
     s->cfg.device_size = device_size;
     if (s->policy &&
@@ -75,6 +80,28 @@ static bool cxl_ssd_parse_options(CXLSSDState *s, uint64_t device_size,
                    s->dram_latency_ns);
         return false;
     }
+    /* uffd-only options: bad values are errors in mmio mode too. */
+    if (cxlssd_delivery_from_name(s->delivery ? s->delivery : "poll",
+                                  &delivery)) {
+        error_setg(errp, "delivery=%s: must be one of poll, busy",
+                   s->delivery);
+        return false;
+    }
+    if (cxlssd_trap_check_cpus(s->handler_cpus, err, sizeof(err)) < 0) {
+        error_setg(errp, "%s", err);
+        return false;
+    }
+    /* uffd mode keeps every media page in the page cache (fallocate at
+     * realize): a memdev larger than the host's RAM would end in the OOM
+     * killer, not in an error. */
+    if (s->mode == CXL_SSD_MODE_UFFD && phys_pages > 0 && page_size > 0 &&
+        device_size > (uint64_t)phys_pages * (uint64_t)page_size) {
+        error_setg(errp, "volatile-memdev: size %" PRIu64 " exceeds this "
+                   "host's RAM (%" PRIu64 " bytes); mode=uffd keeps the "
+                   "whole media in the memory backend's page cache",
+                   device_size, (uint64_t)phys_pages * (uint64_t)page_size);
+        return false;
+    }
     return true;
 }
 
@@ -85,10 +112,21 @@ static int cxl_ssd_media_fd(CXLSSDState *s, MemoryRegion *vmr,
 {
     int fd = memory_region_get_fd(vmr);
 
+    struct statfs sfs;
+
     if (fd < 0 || !qemu_ram_is_shared(vmr->ram_block)) {
         error_setg(errp, "volatile-memdev: mode=uffd needs a shared, "
                    "fd-backed memory backend "
                    "(memory-backend-memfd,share=on)");
+        return -1;
+    }
+    /* userfaultfd MINOR mode works on shmem (and hugetlbfs, whose pages
+     * are not 4 KiB); a file elsewhere fails only at registration. */
+    if (fstatfs(fd, &sfs) == 0 && sfs.f_type != TMPFS_MAGIC) {
+        error_setg(errp, "volatile-memdev: mode=uffd needs shmem: "
+                   "memory-backend-memfd, or memory-backend-file with "
+                   "mem-path on tmpfs (e.g. /dev/shm), share=on "
+                   "(filesystem type 0x%lx)", (unsigned long)sfs.f_type);
         return -1;
     }
     *fd_offset = vmr->ram_block->fd_offset;

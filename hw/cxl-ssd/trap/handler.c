@@ -394,7 +394,8 @@ static void handle_msg(struct cxlssd_trap *t, const struct uffd_msg *msg,
  * process-wide; this is the engine's only global state).  A detached trap
  * leaves a tombstone (range kept, trap NULL): a signal raised just before
  * the range was unregistered then retries the access instead of going to
- * the previous handler.  Each slot counts handlers running on it, and
+ * the previous handler (a live trap covering the address wins; a new trap
+ * clears the tombstones it overlaps).  Each slot counts handlers running on it, and
  * detach waits for that count to drop to zero before the trap is freed.
  */
 #define TRAP_SIGBUS_SLOTS 16
@@ -443,7 +444,12 @@ static void sigbus_serve(struct cxlssd_trap *t, uintptr_t addr, bool write,
         }
         return;
     }
-    handle_miss(t, page, write, (pid_t)syscall(SYS_gettid), t_fault);
+    /* the thread id costs a system call: once per thread */
+    static _Thread_local pid_t tid;
+    if (!tid) {
+        tid = (pid_t)syscall(SYS_gettid);
+    }
+    handle_miss(t, page, write, tid, t_fault);
 }
 
 static void sigbus_chain(int sig, siginfo_t *si, void *uctx)
@@ -469,6 +475,7 @@ static void sigbus_handler(int sig, siginfo_t *si, void *uctx)
     int saved_errno = errno;
     uint64_t now = trap_now();
     uintptr_t addr = (uintptr_t)si->si_addr;
+    bool tombstone = false;
     for (int i = 0; i < TRAP_SIGBUS_SLOTS; i++) {
         struct trap_sigbus_slot *s = &sigbus_slots[i];
         uintptr_t b = atomic_load(&s->base), l = atomic_load(&s->len);
@@ -479,13 +486,17 @@ static void sigbus_handler(int sig, siginfo_t *si, void *uctx)
         struct cxlssd_trap *t = atomic_load(&s->trap);
         if (t && (uintptr_t)t->base == b) {
             sigbus_serve(t, addr, sigbus_is_write(uctx), now);
+            atomic_fetch_sub(&s->active, 1);
+            errno = saved_errno;
+            return;
         }
-        /* else a tombstone: the range was just unregistered, retry */
         atomic_fetch_sub(&s->active, 1);
-        errno = saved_errno;
-        return;
+        tombstone = true;   /* a live trap may still cover it: go on */
     }
-    sigbus_chain(sig, si, uctx);
+    if (!tombstone) {
+        sigbus_chain(sig, si, uctx);
+    }
+    /* else the range was just unregistered: the access retries */
     errno = saved_errno;
 }
 
@@ -506,7 +517,20 @@ int trap_sigbus_attach(struct cxlssd_trap *t, char *err, size_t errlen)
         }
         sigbus_installed = true;    /* stays installed: late signals */
     }
-    /* a never-used slot, else a tombstone nobody is running on */
+    /* Tombstones overlapping the new range go (a signal for the new range
+     * must not be taken for a late one of the old); then take a free slot,
+     * else a tombstone nobody is running on. */
+    uintptr_t nb = (uintptr_t)t->base, nl = (uintptr_t)t->len;
+    for (int i = 0; i < TRAP_SIGBUS_SLOTS; i++) {
+        struct trap_sigbus_slot *s = &sigbus_slots[i];
+        uintptr_t b = atomic_load(&s->base), l = atomic_load(&s->len);
+        if (l && !atomic_load(&s->trap) && b < nb + nl && nb < b + l) {
+            atomic_store(&s->len, 0);
+            while (atomic_load(&s->active)) {
+                sched_yield();
+            }
+        }
+    }
     int slot = -1;
     for (int pass = 0; pass < 2 && slot < 0; pass++) {
         for (int i = 0; i < TRAP_SIGBUS_SLOTS; i++) {

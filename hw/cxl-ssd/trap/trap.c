@@ -50,6 +50,18 @@ int cxlssd_delivery_from_name(const char *name, enum cxlssd_delivery *out)
     return -1;
 }
 
+int cxlssd_trap_check_cpus(const char *list, char *err, size_t errlen)
+{
+    int *cpus = calloc(TRAP_MAX_CPUS, sizeof(int));
+    if (!cpus) {
+        snprintf(err, errlen, "cxl-ssd trap: out of memory");
+        return -1;
+    }
+    int n = trap_parse_cpus(list, cpus, TRAP_MAX_CPUS, err, errlen);
+    free(cpus);
+    return n;
+}
+
 static char *dup_or_null(const char *s)
 {
     return s ? strdup(s) : NULL;

@@ -148,5 +148,9 @@ int cxlssd_delivery_from_name(const char *name, enum cxlssd_delivery *out);
 /* Also "sigbus" (host processes). */
 int cxlssd_delivery_from_name_any(const char *name,
                                   enum cxlssd_delivery *out);
+/* Check a handler-cpus list ("0,1", "0-3", NULL or "" = no pinning)
+ * against this host's CPUs.  Returns the number of CPUs listed, or -1 with
+ * a message naming handler-cpus in @err. */
+int cxlssd_trap_check_cpus(const char *list, char *err, size_t errlen);
 
 #endif

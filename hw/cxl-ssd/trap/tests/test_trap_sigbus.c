@@ -103,14 +103,14 @@ static void one(struct env *e, enum cxlssd_policy pol, uint32_t prefetch,
         cxlssd_model_free(m);
         return;
     }
-    pid_t tids[2];
+    pid_t tids[6];
     uint64_t bad1 = run2(e, 0, seed1, tids);
-    uint64_t bad2 = run2(e, 1, seed2, NULL);
+    uint64_t bad2 = run2(e, 1, seed2, tids + 2);
     uint64_t badb = 0;
     for (uint64_t p = 0; p < NPAGES; p++) {
         badb += check_page(e->b, p, seed2);
     }
-    uint64_t bad3 = run2(e, 0, seed2, NULL);
+    uint64_t bad3 = run2(e, 0, seed2, tids + 4);
     struct cxlssd_stats s;
     cxlssd_model_get_stats(m, &s);
     struct cxlssd_trap_stats ts;
@@ -134,7 +134,7 @@ static void one(struct env *e, enum cxlssd_policy pol, uint32_t prefetch,
        (unsigned long long)s.evictions_dirty,
        (unsigned long long)ts.wakes);
     if (rec) {
-        /* every record carries one of the two faulting threads' ids */
+        /* every record carries one of the faulting threads' ids */
         FILE *f = fopen(rec, "r");
         char line[1024];
         uint64_t rows = 0, foreign = 0;
@@ -148,7 +148,11 @@ static void one(struct env *e, enum cxlssd_policy pol, uint32_t prefetch,
             if (c) {
                 tid = atoi(c + 1);
             }
-            foreign += tid != tids[0] && tid != tids[1] && tid != 0;
+            bool known = false;
+            for (int i = 0; i < 6; i++) {
+                known = known || tid == tids[i];
+            }
+            foreign += !known;
         }
         if (f) {
             fclose(f);

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""TAP test of cxlssd-native (the host-native comparator), tiny runs:
+- usage: --help lists the device properties; bad values are rejected with
+  the property named, as -device cxl-ssd would;
+- integrity: MIO --verify over 4x the cache (2 threads, 2 passes, new data
+  every pass, so pages are evicted dirty and refilled) with 0 mismatches,
+  for every delivery mode (sigbus, busy, poll), and with --verify-overlap
+  (threads share pages); misses counted (stats json and misses.csv agree);
+- chase: random chase over 1.5x the cache per delivery mode: one breakdown
+  row per miss sample, components summing to the total exactly, totals equal
+  to MIO's samples, no miss faster than the configured NAND read, the VM
+  runner's summarize_point() reads the folder unchanged;
+- the plain-memory baseline (--ram-baseline) writes mio-ram-*.csv.
+Needs root (userfaultfd); SKIPs otherwise.  NATIVE=path of the binary.
+"""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(TOP, "bench", "lib"))
+import stats  # noqa: E402
+
+NATIVE = os.environ.get("NATIVE", os.path.join(TOP, "build", "bench", "cxlssd-native"))
+n = 0
+failed = 0
+
+
+def ok(cond, what):
+    global n, failed
+    n += 1
+    print(f"{'' if cond else 'not '}ok {n} - {what}", flush=True)
+    if not cond:
+        failed += 1
+    return cond
+
+
+def diag(msg):
+    for line in str(msg).splitlines():
+        print(f"# {line}", flush=True)
+
+
+def run(args, timeout=50):
+    p = subprocess.run([NATIVE] + args, capture_output=True, text=True,
+                       timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def kv(line):
+    out = {}
+    for tok in line.split():
+        if "=" in tok:
+            k, v = tok.split("=", 1)
+            out[k] = v
+    return out
+
+
+def lines_with(text, prefix):
+    return [kv(l) for l in text.splitlines() if l.startswith(prefix)]
+
+
+def main():
+    if os.geteuid() != 0 and not os.access("/dev/userfaultfd", os.R_OK | os.W_OK):
+        print("1..0 # SKIP needs root or /dev/userfaultfd")
+        return 0
+    if not os.access(NATIVE, os.X_OK):
+        print(f"1..0 # SKIP {NATIVE} not built")
+        return 0
+    tmp = tempfile.mkdtemp(prefix="cxlssd-native-test-")
+
+    # --- usage ---
+    rc, out, _ = run(["--help"])
+    ok(rc == 0 and "delivery" in out and "cache-size" in out and "nand-read-ns" in out,
+       "--help lists native and model properties")
+    rc, _, err = run(["--device", "nand-channels=0", "--", "--samples", "10"])
+    ok(rc == 2 and "nand-channels=0" in err, f"nand-channels=0 rejected: {err.strip()}")
+    rc, _, err = run(["--device", "delivery=carrier-pigeon"])
+    ok(rc == 2 and "delivery=carrier-pigeon" in err, "unknown delivery rejected")
+    rc, _, err = run(["--device", "bql=on"])
+    ok(rc == 2 and "bql" in err, "bql=on rejected natively")
+
+    small = ["--size", "16M", "--device", "cache-size=1M,nand-prog-ns=20000"]
+
+    # --- integrity over 4x the cache ---
+    cases = [("sigbus", []), ("busy", []), ("poll", []),
+             ("sigbus", ["--verify-overlap"])]
+    for delivery, extra in cases:
+        name = f"verify-{delivery}{'-overlap' if extra else ''}"
+        outdir = os.path.join(tmp, name)
+        rc, out, err = run(small + ["--delivery", delivery, "--out", outdir, "--",
+                                    "--verify", "--wss-bytes", "4M", "--threads", "2",
+                                    "--verify-passes", "2", "--quiet"] + extra)
+        v = lines_with(out, "mio-verify:")
+        nat = lines_with(out, "native:")
+        if not ok(rc == 0 and v and v[0].get("mismatches") == "0" and nat,
+                  f"{name}: 0 mismatches over 4x the cache (rc={rc})"):
+            diag(out[-2000:] + err[-2000:])
+            continue
+        nat = nat[0]
+        with open(os.path.join(outdir, "stats-cxl-vmem0.json")) as f:
+            st = json.load(f)
+        recs = stats.read_csv(os.path.join(outdir, "misses.csv"))
+        ok(st["misses"] >= 1024 and st["evictions_dirty"] > 0 and
+           len(recs) == int(nat["records"]) and len(recs) >= st["misses"] and
+           st["records_dropped"] == 0 and st["faults"] >= st["misses"],
+           f"{name}: misses counted: misses={st['misses']} records={len(recs)} "
+           f"faults={st['faults']} dirty_evictions={st['evictions_dirty']} "
+           f"sigbus={st['sigbus_faults']}")
+        ok((st["sigbus_faults"] > 0) == (delivery == "sigbus"),
+           f"{name}: served by the {delivery} path")
+
+    # --- chase with breakdown, per delivery mode ---
+    for delivery in ("sigbus", "busy", "poll"):
+        outdir = os.path.join(tmp, f"chase-{delivery}")
+        rc, out, err = run(["--size", "16M", "--device",
+                            "cache-size=1M,precondition=on,eviction=background",
+                            "--delivery", delivery, "--out", outdir, "--",
+                            "--pattern", "rand", "--stride", "4096",
+                            "--wss-ratio", "1.5", "--samples", "3000", "--quiet"])
+        bdl = lines_with(out, "native-breakdown:")
+        if not ok(rc == 0 and bdl, f"chase-{delivery}: ran (rc={rc})"):
+            diag(out[-2000:] + err[-2000:])
+            continue
+        rows = stats.read_csv(os.path.join(outdir, "breakdown.csv"))
+        comps = ["fault_to_handler_ns", "model_ns", "unmap_ns", "nand_wait_ns",
+                 "map_ns", "resume_ns"]
+        bad_sum = [r for r in rows
+                   if sum(int(r[c]) for c in comps) != int(r["total_ns"])]
+        neg = [r for r in rows if any(int(r[c]) < 0 for c in comps)]
+        ok(len(rows) > 1000 and not bad_sum and not neg,
+           f"chase-{delivery}: {len(rows)} breakdown rows, components sum to "
+           f"the total in every row ({len(bad_sum)} do not)")
+        raw = stats.read_column(os.path.join(outdir, "mio-dax-raw.csv"), "ns_per_load")
+        worst = max((abs(int(r["total_ns"]) - raw[int(r["sample"])]) /
+                     raw[int(r["sample"])] for r in rows), default=1)
+        ok(worst < 0.02, f"chase-{delivery}: totals match MIO's samples "
+           f"(worst relative difference {worst:.4f})")
+        misses = [v for v in raw if v >= 3100]
+        ok(len(rows) == len(misses) and int(bdl[0]["unmatched_slow_samples"]) == 0,
+           f"chase-{delivery}: one row per miss sample ({len(rows)} rows, "
+           f"{len(misses)} samples >= 3.1 us)")
+        fills = [int(r["total_ns"]) for r in rows if r["waited_loading"] == "0"]
+        ok(fills and min(fills) >= 6200,
+           f"chase-{delivery}: no miss faster than tR + transfer "
+           f"(min {min(fills) if fills else 'n/a'} ns)")
+        point = {"device.nand-read-ns": "3000", "device.nand-xfer-ns": "3200"}
+        s = stats.summarize_point(outdir, point)
+        with open(os.path.join(outdir, "manifest.json")) as f:
+            man = json.load(f)
+        ok(s.get("miss_ns_count") == len(misses) and s.get("device_records", 0) > 0 and
+           s.get("device_misses", 0) > 0 and man["status"] == "ok" and
+           man["device_properties"]["delivery"] == delivery,
+           f"chase-{delivery}: summarize_point reads the folder "
+           f"(miss p50 {s.get('miss_ns_p50', 0):.0f} ns, overhead p50 "
+           f"{s.get('miss_overhead_us_p50', 0):.2f} us)")
+        diag(" ".join(f"{k}={v}" for k, v in bdl[0].items() if k.startswith("p50_")))
+
+    # --- plain-memory baseline ---
+    outdir = os.path.join(tmp, "wss035")
+    rc, out, err = run(["--size", "16M", "--device", "cache-size=1M", "--ram-baseline",
+                        "--out", outdir, "--", "--pattern", "rand", "--stride", "64",
+                        "--wss-ratio", "0.35", "--loads-per-sample", "100",
+                        "--samples", "200", "--quiet"])
+    ram = stats.read_csv(os.path.join(outdir, "mio-ram-summary.csv"))
+    dax = stats.read_csv(os.path.join(outdir, "mio-dax-summary.csv"))
+    ok(rc == 0 and ram and dax and ram[0]["chain_check"] == "ok" and
+       ram[0]["target"] == "memfd",
+       f"--ram-baseline writes mio-ram-*.csv (dax mean {dax[0]['mean_ns'] if dax else '?'} "
+       f"ns, ram mean {ram[0]['mean_ns'] if ram else '?'} ns per load)")
+    print(f"1..{n}")
+    if not failed:
+        subprocess.call(["rm", "-rf", tmp])
+    else:
+        diag(f"outputs kept in {tmp}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
