@@ -17,7 +17,6 @@ GUEST_VMLINUZ := $(GUEST_DIR)/vmlinuz
 GUEST_INITRAMFS := $(GUEST_DIR)/initramfs.cpio.gz
 GUEST_KCONFIG := $(GUEST_DIR)/kernel-config
 GUEST_BIN_DIR := $(BUILD)/guest-bin
-BOOT_GUEST := $(TOP)/vm-images/boot-guest
 export GUEST_KERNEL GUEST_INITRAMFS GUEST_KCONFIG
 
 .PHONY: guest-image

@@ -324,7 +324,8 @@ def fig_cdf(pts, outdir, name="fig5-cdf"):
                f'latency on cxl-ssd ({accel_desc(pts)}, {cache_desc(pts)}, stride '
                f'{"/".join(map(str, strides))} B; miss = sample >= {thr:.0f} ns)" '
                'font ",13"\n')
-    script += "set logscale x\nset format x '10^{%L}'\nset xlabel 'latency per load (ns)'\n"
+    script += ("set logscale x\nset format x '10^{%L}'\nset xlabel 'latency per load (ns)'\n"
+               "set xrange [5:*]\n")
     script += f"set arrow 1 from {thr},graph 0 to {thr},graph 1 nohead dt 3 lc rgb 'gray40'\n"
     for wss in wss_list:
         idx = [i for i, s in enumerate(series) if s[0] == wss]
@@ -370,16 +371,17 @@ def fig_misslat(pts, outdir, name="fig6-miss-percentiles"):
               ["nand_read_ns", "nand_xfer_ns", "configured_us", "samples", "hit_fraction",
                "miss_samples"] + [f"{k}_us" for k in pnames]
               + ["mean_us", "device_service_p50_us", "percentiles_of"], rows)
-    script = preamble(os.path.join(outdir, name + ".png"), 1000, 700)
+    script = preamble(os.path.join(outdir, name + ".png"), 1200, 700)
     script += datablock("d", [r[2:3] + r[6:6 + len(pnames)] + [r[-2]] for r in rows],
                         "configured_us " + " ".join(pnames) + " device_service_p50_us")
-    lo = min(r[2] for r in rows)
+    lo, hi = min(r[2] for r in rows), max(r[2] for r in rows)
     script += (f'set title "Fig. 6: miss latency percentiles vs configured device latency\\n'
                f'(random chase, stride 4096: every sample a miss; {accel_desc(pts)}, '
                f'{cache_desc(pts)})"\n'
                "set logscale xy\nset xlabel 'configured miss latency tR + transfer (us)'\n"
-               "set ylabel 'guest-observed miss latency (us)'\nset key top left\n"
-               f"set xrange [{lo * 0.8}:*]\n")
+               "set ylabel 'guest-observed miss latency (us)'\nset key outside right top\n"
+               f"set xrange [{lo * 0.8:.3g}:{hi * 1.25:.3g}]\nset yrange [1:*]\n"
+               "set xtics (" + ", ".join(f"'{r[2]:g}' {r[2]:g}" for r in rows) + ")\n")
     labels = ["P50", "P90", "P99", "P99.9", "P99.99"]
     parts = [f"$d using 1:{i + 2} with linespoints lw 2 pt 7 title '{labels[i]}'"
              for i in range(len(pnames))]
@@ -649,20 +651,23 @@ def fig_hit(sources, outdir, name="fig-hit-fraction"):
     write_csv(os.path.join(outdir, name + ".csv"), HIT_HEADER, rows)
     block = []
     for r in rows:
-        lab = f"{r[6]}x {r[5]}T"
+        lab = f"WSS {r[6]:g}, {r[5]} thr"
         if r[0] != "cdf" or r[3] != "fifo" or r[2] != "uffd":
-            lab += f" {r[3]}" + ("" if r[2] == "uffd" else f" {r[2]}")
-        block.append([lab, r[8], r[9]])
+            lab += f", {r[3]}" + ("" if r[2] == "uffd" else f" {r[2]}")
+        block.append([lab, r[8], r[9], r[12]])
     script = preamble(os.path.join(outdir, name + ".png"), max(900, 90 * len(block) + 200), 650)
-    script += datablock("d", block, "case hit_fraction bound_1_over_wss")
+    script += datablock("d", block, "case hit_fraction bound_1_over_wss bound_threads_apart")
     script += ('set title "Random-chase hit fraction vs its bound 1/WSS (stride 64; '
                'T = threads, each chasing its own WSS/T)"\n'
                "set style data histogram\nset style histogram clustered gap 1\n"
-               "set style fill solid 0.8 border -1\nset yrange [0:1.05]\n"
+               "set style fill solid 0.8 border -1\nset yrange [0:1.4]\nset ytics 0,0.2,1\n"
                "set ylabel 'fraction of samples that hit'\nset xtics rotate by -30\n"
-               "set key top right\nunset grid\nset grid ytics\n"
+               "set key top left\nunset grid\nset grid ytics\n"
                "plot $d using 2:xtic(1) title 'measured' lc rgb '#1f77b4', "
-               "'' using 3 title 'bound 1/WSS' lc rgb '#bbbbbb', "
-               "'' using ($0-0.17):2:(sprintf('%.3f',$2)) with labels offset 0,0.7 "
+               "'' using 3 title 'bound 1/WSS (one stream over the whole WSS)' "
+               "lc rgb '#999999', "
+               "'' using 4 title 'bound min(1, T/WSS) (a thread running alone)' "
+               "lc rgb '#dddddd', "
+               "'' using ($0-0.25):2:(sprintf('%.3f',$2)) with labels offset 0,0.7 "
                "font ',9' notitle\n")
     return save_plot(outdir, name, script), rows

@@ -3,6 +3,7 @@ collect the guest's files, the device's per-miss records, statistics and
 effective properties, and write manifest.json and summary.json."""
 
 import csv
+import gzip
 import json
 import os
 import platform
@@ -75,8 +76,12 @@ def job_script(point):
         lines += [f"echo '+ {cmd}'",
                   f"{cmd} >/tmp/mio-{tag}.out",
                   f"cat /tmp/mio-{tag}.out"]
-        for kind in ["summary", "cdf", "hist"] + (["raw"] if raw else []):
+        for kind in ["summary", "cdf", "hist"]:
             lines.append(f"emit mio-{tag}-{kind}.csv /tmp/mio-{tag}-{kind}.csv")
+        if raw:
+            # The results port carries ~100 KB/s: compress the samples.
+            lines += [f"gzip -c /tmp/mio-{tag}-raw.csv >/tmp/mio-{tag}-raw.csv.gz",
+                      f"emit mio-{tag}-raw.csv.gz /tmp/mio-{tag}-raw.csv.gz"]
         lines.append(f"emit mio-{tag}.out /tmp/mio-{tag}.out")
     return "\n".join(lines) + "\n"
 
@@ -179,6 +184,12 @@ def run(point_name, point, outdir, spec_path, log=print):
         shutil.copy(os.path.join(tmp, "boot-guest.log"), outdir)
         shutil.copy(jobfile, os.path.join(outdir, "job.sh"))
 
+    for name in os.listdir(outdir):
+        if name.startswith("mio-") and name.endswith(".csv.gz"):
+            path = os.path.join(outdir, name)
+            with gzip.open(path, "rb") as src, open(path[:-3], "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            os.remove(path)
     ginfo = read_kv(os.path.join(outdir, "guest-info"))
     version_file = os.path.join(BUILD, "qemu", "VERSION")
     manifest = {

@@ -222,6 +222,11 @@ static void cxl_ssd_realize(PCIDevice *pci_dev, Error **errp)
                    "are not supported)");
         return;
     }
+    if (ct3d->lsa == ct3d->hostvmem) {
+        /* label writes would land on media page 0, behind the trap */
+        error_setg(errp, "lsa: must not be the volatile-memdev backend");
+        return;
+    }
     vmr = host_memory_backend_get_memory(ct3d->hostvmem);
     s->media_size = memory_region_size(vmr);
     if (!cxl_ssd_parse_options(s, s->media_size, errp)) {

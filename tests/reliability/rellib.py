@@ -208,7 +208,7 @@ class Guest:
 
     def __init__(self, qemu, results, job, device, smp=2, mem_size="256M",
                  ram="512M", timeout=300, gdb=False, extra=(),
-                 memdev=None, env=None):
+                 memdev=None, env=None, no_shutdown=True):
         self.results = results
         self.qmp_path = results + ".qmp"
         self.gdb_path = results + ".gdb" if gdb else None
@@ -222,6 +222,8 @@ class Guest:
         if gdb:
             args += ["-chardev", f"socket,id=relgdb,path={self.gdb_path},"
                      "server=on,wait=off", "-gdb", "chardev:relgdb"]
+        if no_shutdown:
+            args.append("-no-shutdown")
         args += list(extra)
         e = dict(os.environ, QEMU=qemu)
         if memdev:
@@ -293,6 +295,34 @@ class Guest:
             self.qmp.close()
             self.qmp = None
         self.log.close()
+
+    def run_to_shutdown(self, timeout):
+        """With -no-shutdown in the QEMU arguments: wait for the guest to
+        power off, read the device statistics, quit QEMU and wait for
+        boot-guest.  Returns (outcome, stats): outcome "ok", "watchdog"
+        (no power-off within @timeout: QEMU is killed) or "exited" (QEMU
+        went away first, e.g. killed by boot-guest's own timeout)."""
+        stats = None
+        try:
+            self.qmp.wait_event("SHUTDOWN", timeout)
+        except QMPError as e:
+            if "within" in str(e):
+                self.kill()
+                return "watchdog", None
+            self.wait(60)
+            return "exited", None
+        except OSError:
+            self.wait(60)
+            return "exited", None
+        try:
+            stats = self.stats()
+            self.qmp.execute("quit")
+        except (QMPError, OSError):
+            pass
+        if self.wait(120) is None:
+            self.kill()
+            return "watchdog", stats
+        return "ok", stats
 
     def boot_failed_why(self):
         try:

@@ -360,6 +360,13 @@ uint64_t ftl_write(struct ftl *f, uint64_t lpn, uint64_t now_ns)
     return done;
 }
 
+void ftl_prefetch(const struct ftl *f, uint64_t lpn)
+{
+    if (lpn < f->logical_pages) {
+        __builtin_prefetch(&f->l2p[lpn]);
+    }
+}
+
 cxlssd_ppa ftl_lookup(struct ftl *f, uint64_t lpn)
 {
     if (lpn >= f->logical_pages) {

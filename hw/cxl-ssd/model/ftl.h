@@ -38,6 +38,10 @@ uint64_t ftl_read(struct ftl *f, uint64_t lpn, uint64_t now_ns);
  * fails: GC always finds space because of over-provisioning. */
 uint64_t ftl_write(struct ftl *f, uint64_t lpn, uint64_t now_ns);
 
+/* Hint that @lpn's map entry is about to be read: lets the caller overlap
+ * that cache miss with its own (no lock, no effect on state). */
+void ftl_prefetch(const struct ftl *f, uint64_t lpn);
+
 /* Current physical location of @lpn, or UINT32_MAX if never written. */
 cxlssd_ppa ftl_lookup(struct ftl *f, uint64_t lpn);
 

@@ -553,6 +553,9 @@ void cxlssd_miss(struct cxlssd_model *m, uint64_t page, bool write,
     }
 
     _Atomic uint8_t *p = &m->pc.pst[page];
+    /* The map entry's cache miss overlaps this page's state miss instead of
+     * waiting behind the lock. */
+    ftl_prefetch(m->ftl, page);
     for (;;) {
         uint8_t b = atomic_load_explicit(p, memory_order_acquire);
         switch (ps_state(b)) {

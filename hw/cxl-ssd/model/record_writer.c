@@ -87,7 +87,11 @@ cxlssd_record_writer_new(const char *path, uint32_t ring_capacity,
         goto fail;
     }
     cxlssd_record_write_header(w->file);
-    fflush(w->file);
+    if (fflush(w->file) != 0 || ferror(w->file)) {
+        /* e.g. a /proc file or a full filesystem: fail now, not later */
+        snprintf(err, errlen, "record=%s: %s", path, strerror(errno));
+        goto fail;
+    }
     r = pthread_create(&w->thread, NULL, writer_main, w);
     if (r) {
         snprintf(err, errlen, "record: cannot start the writer: %s",
