@@ -194,19 +194,62 @@ def point_cdf(pt):
     return ecdf(raw) if raw else cdf_from_mio(pt)
 
 
+def hist_misses(pt):
+    """(sorted [(lower, upper, count)] of MIO's histogram buckets at or
+    above the miss threshold).  The bucket holding the threshold is split
+    in proportion to its log-width."""
+    out = []
+    for r in stats.read_csv(os.path.join(pt.dir, "mio-dax-hist.csv")):
+        lo, hi, c = float(r["latency_ns_lower"]), float(r["latency_ns_upper"]), int(r["count"])
+        if c == 0 or hi <= pt.threshold:
+            continue
+        if lo < pt.threshold:
+            frac = math.log(hi / pt.threshold) / math.log(hi / lo)
+            lo, c = pt.threshold, c * frac
+        out.append((lo, hi, c))
+    return out
+
+
+def hist_stats(buckets):
+    """Percentiles and mean of histogram buckets (geometric interpolation
+    within a bucket; MIO uses 16 buckets per octave, so within ~4 %)."""
+    n = sum(c for _, _, c in buckets)
+    if n <= 0:
+        return {p: float("nan") for p in stats.PERCENTILES}, 0, float("nan")
+    mean = sum(c * math.sqrt(lo * hi) for lo, hi, c in buckets) / n
+    out = {}
+    for p in stats.PERCENTILES:
+        want, acc = p / 100.0 * n, 0.0
+        for lo, hi, c in buckets:
+            if acc + c >= want:
+                out[p] = lo * (hi / lo) ** ((want - acc) / c if c else 0)
+                break
+            acc += c
+        else:
+            out[p] = buckets[-1][1]
+    return out, n, mean
+
+
 def percentiles(pt, misses_only=True):
-    """{p: ns} for stats.PERCENTILES: of the miss samples (raw available),
-    else MIO's percentiles over all samples."""
+    """({p: ns} for stats.PERCENTILES, count, mean, source).  Misses only:
+    exact from the raw samples; without them, MIO's own percentiles when
+    (almost) every sample is a miss (hit fraction < 0.001 from its CDF
+    file), else MIO's histogram above the threshold.  misses_only=False:
+    MIO's percentiles over all samples."""
     if misses_only:
         m = pt.miss_values()
         if m is not None:
             s = sorted(m)
-            return {p: stats.percentile(s, p) for p in stats.PERCENTILES}, len(s), \
-                (sum(s) / len(s) if s else float("nan"))
+            return ({p: stats.percentile(s, p) for p in stats.PERCENTILES}, len(s),
+                    (sum(s) / len(s) if s else float("nan")), "raw misses")
+        if pt.hit_fraction() >= 0.001:
+            pc, n, mean = hist_stats(hist_misses(pt))
+            return pc, int(round(n)), mean, "histogram above threshold"
     row = pt.rows.get("all", {})
     keys = {50: "p50_ns", 90: "p90_ns", 99: "p99_ns", 99.9: "p999_ns", 99.99: "p9999_ns"}
     out = {p: float(row[k]) if row.get(k) else float("nan") for p, k in keys.items()}
-    return out, pt.samples_total(), float(row.get("mean_ns", "nan") or "nan")
+    return (out, pt.samples_total(), float(row.get("mean_ns", "nan") or "nan"),
+            "all samples (MIO)")
 
 
 def write_csv(path, header, rows):
@@ -230,7 +273,7 @@ def gp_value(v):
         return '"' + v.replace('"', "'") + '"'
     if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
         return "NaN"
-    return fmt(v)
+    return str(fmt(v))
 
 
 def datablock(name, rows, comment=""):
@@ -358,8 +401,7 @@ def fig_misslat(pts, outdir, name="fig6-miss-percentiles"):
     rows = []
     for pt in sorted(pts, key=lambda p: stats.configured_read_ns(p.params)):
         conf = stats.configured_read_ns(pt.params)
-        pc, nmiss, mean = percentiles(pt)
-        src = "raw misses" if pt.raw() else "all samples (MIO)"
+        pc, nmiss, mean, src = percentiles(pt)
         rows.append([int(pt.p("device.nand-read-ns", 3000)), int(pt.p("device.nand-xfer-ns", 3200)),
                      conf / 1000.0, pt.samples_total(), pt.hit_fraction(), nmiss]
                     + [pc[p] / 1000.0 for p in stats.PERCENTILES]
@@ -399,10 +441,10 @@ def scaling_table(pts):
     and {bql: ratio of the mean miss latency at the most threads over 1}."""
     rows = []
     for pt in sorted(pts, key=lambda p: (p.p("device.bql", "off"), p.threads)):
-        pc, nmiss, mean = percentiles(pt)
+        pc, nmiss, mean, src = percentiles(pt)
         rows.append([pt.p("device.bql", "off"), pt.threads, pt.samples_total(),
                      pt.hit_fraction(), nmiss, mean / 1000.0, pc[50] / 1000.0,
-                     pc[99] / 1000.0])
+                     pc[99] / 1000.0, src])
     ratios = {}
     for bql in sorted({r[0] for r in rows}):
         by_t = {r[1]: r for r in rows if r[0] == bql}
@@ -411,7 +453,7 @@ def scaling_table(pts):
             ratios[bql] = (tmax, by_t[tmax][5] / by_t[1][5])
     for r in rows:
         base = next((x for x in rows if x[0] == r[0] and x[1] == 1), None)
-        r.append(r[5] / base[5] if base else float("nan"))
+        r.insert(8, r[5] / base[5] if base else float("nan"))
     return rows, ratios
 
 
@@ -421,7 +463,7 @@ def fig_scaling(pts, outdir, name="fig-thread-scaling"):
         return None, ratios
     write_csv(os.path.join(outdir, name + ".csv"),
               ["bql", "threads", "samples", "hit_fraction", "miss_samples", "mean_miss_us",
-               "p50_miss_us", "p99_miss_us", "ratio_vs_1_thread"], rows)
+               "p50_miss_us", "p99_miss_us", "ratio_vs_1_thread", "miss_stats_from"], rows)
     threads = sorted({r[1] for r in rows})
     block = []
     for bql in sorted({r[0] for r in rows}):
@@ -432,16 +474,18 @@ def fig_scaling(pts, outdir, name="fig-thread-scaling"):
     script = preamble(os.path.join(outdir, name + ".png"), 900, 650)
     script += datablock("d", block, "group " + " ".join(f"mean_us_t{t}" for t in threads)
                         + " " + " ".join(f"ratio_t{t}" for t in threads))
-    script += (f'set title "Thread scaling: mean miss latency, N threads vs 1\\n'
-               f'(random chase, stride 4096, {accel_desc(pts)}, {cache_desc(pts)}; '
-               f'label: ratio to 1 thread)"\n'
+    wss = pts[0].wss_ratio
+    script += (f'set title "Thread scaling: mean miss latency, N threads vs 1 (label: ratio '
+               f'to 1 thread)\\n(random chase, stride 4096, WSS {wss:g}x cache split over the '
+               f'threads; {accel_desc(pts)}, {cache_desc(pts)})"\n'
                "set style data histogram\nset style histogram clustered gap 1\n"
                "set style fill solid 0.8 border -1\nset boxwidth 0.9\n"
                "set ylabel 'mean miss latency (us)'\nset yrange [0:*]\nset key top left\n"
                "set grid ytics\nunset grid\nset grid ytics\n")
     parts = []
     for j, t in enumerate(threads):
-        parts.append(f"$d using {j + 2}{':xtic(1)' if j == 0 else ''} "
+        color = ["#4c72b0", "#dd8452", "#55a868", "#c44e52"][j % 4]
+        parts.append(f"$d using {j + 2}{':xtic(1)' if j == 0 else ''} lc rgb '{color}' "
                      f"title '{t} thread{'s' if t > 1 else ''}'")
     width = 1.0 / (nt + 1)
     for j, t in enumerate(threads):
@@ -473,7 +517,7 @@ def fig_policy(pts, outdir, name="fig8-policy"):
     for pt in pts:
         mode, pol = pt.p("device.mode", "uffd"), pt.p("device.policy", "fifo")
         acc, c, d, cpa, dpa = evictions(pt)
-        pc, nmiss, mean = percentiles(pt)
+        pc, nmiss, mean, _ = percentiles(pt)
         rows.append([mode, pol, pt.samples_total(), pt.hit_fraction(), 1.0 / pt.wss_ratio,
                      pt.stat("misses"), pt.stat("trapped_hits"), pt.stat("wp_faults"), acc, c, d,
                      cpa, dpa, cpa + dpa, pc[50] / 1000.0, pc[99] / 1000.0, mean / 1000.0])
@@ -511,11 +555,12 @@ def fig_policy(pts, outdir, name="fig8-policy"):
                 else "every access reaches the model")
         script += (f"set title 'mode={mode}: latency CDF ({what})'\n"
                    "set logscale x\nset format x '10^{%L}'\nset xlabel 'latency per visit (ns)'\n"
+                   "set xrange [5:*]\n"
                    "set ylabel 'fraction of samples <= x'\nset yrange [0:1]\nset key bottom right\n"
                    f"set arrow 1 from {pts[idx[0]].threshold},graph 0 to "
                    f"{pts[idx[0]].threshold},graph 1 nohead dt 3 lc rgb 'gray40'\n"
                    "plot " + ", \\\n     ".join(parts) + "\n")
-    script += ("unset arrow 1\nunset logscale x\nset format x '%g'\n"
+    script += ("unset arrow 1\nunset logscale x\nset format x '%g'\nset xrange [*:*]\n"
                "set title 'evictions per access (whole run)'\nset style data histogram\n"
                "set style histogram rowstacked\nset style fill solid 0.8 border -1\n"
                "set boxwidth 0.7\nset xtics rotate by -30\nset xlabel ''\nset yrange [0:*]\n"
@@ -539,7 +584,7 @@ def prefetch_row(pt, variant):
         used = first touches - misses,  late = prefetch_late,
         accuracy = used / issued,  timeliness = 1 - late / used."""
     n = int(pt.p("device.prefetch", "0"))
-    pc, nall, mean = percentiles(pt, misses_only=False)
+    pc, nall, mean, _ = percentiles(pt, misses_only=False)
     issued, late = pt.stat("prefetch_issued"), pt.stat("prefetch_late")
     used_dev = pt.stat("prefetch_used")
     touches = pt.page_first_touches()
@@ -601,12 +646,14 @@ def fig_prefetch(variants, outdir, name="fig8-prefetch"):
         for i, p in enumerate(pl):
             parts.append(f"$v{k} using 1:{i + 2} with linespoints lw 2 pt 7 dt {dts[k % 4]} "
                          f"lc rgb '{pcolors[i]}' title '{p}, {lab}'")
-    script += ("set title 'latency percentiles (all samples)'\nset logscale y\n"
-               "set ylabel 'latency per load (us)'\nset key outside right font ',9'\n"
+    script += ("set title 'latency percentiles (all samples)'\nset logscale y\nunset xlabel\n"
+               "set ylabel 'latency per load (us)'\n"
+               "set key below horizontal maxcols 5 samplen 3 font ',9'\n"
                "plot " + ", \\\n     ".join(parts) + "\n")
-    script += "unset logscale y\nset key inside bottom right font ',11'\n"
-    for title, c, ylab, yr in (("accuracy = used / issued", 7, "accuracy", "[0:1.05]"),
-                               ("timeliness = 1 - late / used", 8, "timeliness", "[0:1.05]"),
+    script += "unset logscale y\nset xlabel 'prefetch degree N'\nset key default\nset key inside bottom right box opaque font ',11'\n"
+    for title, c, ylab, yr in (("accuracy = used / issued (derived, see README)", 7, "accuracy",
+                                "[*:1.005]"),
+                               ("timeliness = 1 - late / used", 8, "timeliness", "[*:1.005]"),
                                ("evictions per access (whole run)", 9, "evictions / access",
                                 "[0:*]")):
         parts = [f"$v{k} using 1:{c} with linespoints lw 2 pt 7 dt {dts[k % 4]} "

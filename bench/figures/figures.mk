@@ -8,7 +8,8 @@
 #                                     completed points there are kept, so
 #                                     the same DIR resumes an interrupted run
 #   make figures FIGURE_SETS="k=v ..." extra spec overrides for every point
-#   make figures-plot FIGURES_OUT=DIR rebuild CSVs and PNGs from DIR only
+#   make figures-plot [FIGURES_OUT=DIR] rebuild CSVs and PNGs from DIR only
+#                                     (default: the newest results/figures-*)
 #
 # Prints figures=<n>, the path of every PNG and a closing note (hit fraction
 # vs 1/WSS, thread-scaling ratios).  Test: test-figures (TESTS).
@@ -23,8 +24,11 @@ figures: figures-deps qemu guest-image mio
 	@$(FIGURES_DIR)/make-figures --scale $(FIGURE_SCALE) --out $(FIGURES_OUT) \
 	    $(foreach s,$(FIGURE_SETS),--set $(s))
 
+FIGURES_LAST = $(if $(filter command line environment,$(origin FIGURES_OUT)),$(FIGURES_OUT),\
+                 $(shell ls -td $(TOP)/results/figures-* 2>/dev/null | head -n1))
 figures-plot: figures-deps
-	@$(FIGURES_DIR)/make-figures --plot-only --out $(FIGURES_OUT)
+	@test -n "$(strip $(FIGURES_LAST))" || { echo "figures-plot: no results/figures-*; set FIGURES_OUT" >&2; exit 1; }
+	@$(FIGURES_DIR)/make-figures --plot-only --out $(strip $(FIGURES_LAST))
 
 figures-deps:
 	@$(FIGURES_DIR)/deps.sh

@@ -135,12 +135,20 @@ def accel_used(outdir):
     return "unknown"
 
 
-def run(point_name, point, outdir, spec_path, log=print):
-    """Run one point into @outdir (must not exist).  Returns summary dict."""
+def run(point_name, point, outdir, spec_path, log=print, uri=None):
+    """Run one point into @outdir (must not exist).  Returns summary dict.
+    @uri: launch through libvirt on that connection (bench/libvirt/
+    boot-domain) instead of running QEMU directly."""
+    if uri and point.get("run.trace", "off") == "on":
+        raise ValueError("run.trace = on needs a direct launch, not libvirt")
     os.makedirs(outdir)
     devstr, driver, devprops = device_spec(point, outdir)
     guest = specmod.section(point, "guest.")
-    with tempfile.TemporaryDirectory(prefix="cxlssd-point-") as tmp:
+    # Through libvirt the job file must be readable where the domain runs:
+    # next to the results (a shared folder for remote hosts).
+    tmpbase = os.path.dirname(outdir) if uri else None
+    with tempfile.TemporaryDirectory(prefix=".cxlssd-point-" if uri else "cxlssd-point-",
+                                     dir=tmpbase) as tmp:
         jobfile = os.path.join(tmp, "job.sh")
         with open(jobfile, "w") as f:
             f.write(job_script(point))
@@ -157,10 +165,16 @@ def run(point_name, point, outdir, spec_path, log=print):
             extra += ["-object", f"memory-backend-memfd,id=guestram,size={ram}",
                       "-M", "memory-backend=guestram"]
         cmd += ["--"] + extra
-        collector = subprocess.Popen(
-            [os.path.join(TOP, "bench", "qmp-collect"),
-             os.path.join(outdir, "qmp.sock"), qmpdir, DEVICE_ID],
-            stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "collect.err"), "w"))
+        collector = None
+        if uri:     # boot-domain reads the statistics itself
+            cmd = [os.path.join(TOP, "bench", "libvirt", "boot-domain"),
+                   "--uri", uri, "--collect", DEVICE_ID] + cmd[1:]
+        else:
+            collector = subprocess.Popen(
+                [os.path.join(TOP, "bench", "qmp-collect"),
+                 os.path.join(outdir, "qmp.sock"), qmpdir, DEVICE_ID],
+                stdout=subprocess.DEVNULL,
+                stderr=open(os.path.join(tmp, "collect.err"), "w"))
         env = None
         if point.get("run.trace", "off") == "on":
             # QEMU runs under tracing/trace-run (launch mode: traced from
@@ -176,7 +190,8 @@ def run(point_name, point, outdir, spec_path, log=print):
                                  env=env)
         elapsed = time.monotonic() - start
         try:
-            collector.wait(timeout=30)
+            if collector:
+                collector.wait(timeout=30)
         except subprocess.TimeoutExpired:
             collector.kill()
         for name in os.listdir(qmpdir):
@@ -211,6 +226,8 @@ def run(point_name, point, outdir, spec_path, log=print):
         "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - elapsed)),
         "elapsed_s": round(elapsed, 1),
         "boot_guest_status": rc,
+        "launched_via": "libvirt" if uri else "qemu",
+        "libvirt_uri": uri,
         "status": "ok" if rc == 0 else "failed",
     }
     summary = stats.summarize_point(outdir, point)

@@ -41,9 +41,10 @@
 #include "native.h"
 
 #define DEFAULT_SIZE (256ull << 20)     /* boot-guest's --mem-size default */
-/* Measured on this project's host (bench/native/README.md): in-thread
- * SIGBUS delivery has the smallest miss overhead. */
-#define DEFAULT_DELIVERY CXLSSD_DELIVERY_SIGBUS
+/* Measured on this project's host with bench/native/delivery-probe
+ * (README.md): a busy-polling handler thread has the smallest median miss
+ * latency here; sigbus and poll are options. */
+#define DEFAULT_DELIVERY CXLSSD_DELIVERY_BUSY
 #define MAX_MIO_ARGS 256
 
 struct opts {
@@ -77,8 +78,8 @@ static void usage(FILE *f)
 "                    -device cxl-ssd (repeatable; \",,\" is a literal comma)\n"
 "  --size N          device size (the memdev size; default 256M); also\n"
 "                    --device size=N\n"
-"  --delivery poll|busy|sigbus   miss delivery (default sigbus: handler\n"
-"                    runs on the faulting thread; fastest here)\n"
+"  --delivery poll|busy|sigbus   miss delivery (default busy: fastest\n"
+"                    here, bench/native/delivery-probe)\n"
 "  --handler-threads N   handler threads (default 1)\n"
 "  --record FILE     per-miss CSV (default OUT/misses.csv with --out)\n"
 "  --out DIR         results folder (created): the files of a VM point\n"
@@ -98,7 +99,7 @@ static void usage(FILE *f)
 "Device properties:\n", f);
     static const char *const glue[][2] = {
         { "delivery", "poll, busy (handler threads) or sigbus (in-thread; "
-          "native only); default sigbus here, poll in QEMU" },
+          "native only); default busy here, poll in QEMU" },
         { "handler-threads", "handler threads, 1..64 (default 1)" },
         { "handler-cpus", "CPUs for handler threads, e.g. \"0,1\" "
           "(default: not pinned)" },

@@ -259,4 +259,13 @@ void cxl_ssd_mmio_init_overlay(CXLSSDState *s, uint64_t dpa, uint64_t size)
     s->mmio->dpa_base = dpa;
     memory_region_init_io(&s->overlay, OBJECT(s), &cxl_ssd_mmio_ops, s,
                           name, size);
+    /*
+     * With bql=off a miss drops the BQL for its NAND wait while its
+     * callback is still running; QEMU's per-device re-entrancy guard would
+     * then refuse every other vCPU's access to the window ("Blocked
+     * re-entrant IO": reads return 0, writes are lost).  The callbacks are
+     * safe to run concurrently (the model is thread-safe, the prefetch
+     * list has its own lock) and never access the window themselves.
+     */
+    s->overlay.disable_reentrancy_guard = true;
 }
