@@ -135,6 +135,23 @@ def accel_used(outdir):
     return "unknown"
 
 
+def boot_guest_cmd(point, outdir, jobfile, devstr):
+    """vm-images/boot-guest command line for @point (bench/libvirt reuses
+    it for the domain XML)."""
+    guest = specmod.section(point, "guest.")
+    cmd = [os.path.join(TOP, "vm-images", "boot-guest"),
+           "--job", jobfile, "--results", outdir, "--device", devstr]
+    extra = ["-no-shutdown"]
+    for opt in ("mem-size", "ram", "smp", "accel", "timeout", "cpu"):
+        if opt in guest:
+            cmd += [f"--{opt}", guest[opt]]
+    if guest.get("ram-backend") == "memfd":
+        ram = guest.get("ram", "1G")
+        extra += ["-object", f"memory-backend-memfd,id=guestram,size={ram}",
+                  "-M", "memory-backend=guestram"]
+    return cmd + ["--"] + extra
+
+
 def run(point_name, point, outdir, spec_path, log=print, uri=None):
     """Run one point into @outdir (must not exist).  Returns summary dict.
     @uri: launch through libvirt on that connection (bench/libvirt/
@@ -143,7 +160,6 @@ def run(point_name, point, outdir, spec_path, log=print, uri=None):
         raise ValueError("run.trace = on needs a direct launch, not libvirt")
     os.makedirs(outdir)
     devstr, driver, devprops = device_spec(point, outdir)
-    guest = specmod.section(point, "guest.")
     # Through libvirt the job file must be readable where the domain runs:
     # next to the results (a shared folder for remote hosts).
     tmpbase = os.path.dirname(outdir) if uri else None
@@ -154,17 +170,7 @@ def run(point_name, point, outdir, spec_path, log=print, uri=None):
             f.write(job_script(point))
         qmpdir = os.path.join(tmp, "qmp")
         os.makedirs(qmpdir)
-        cmd = [os.path.join(TOP, "vm-images", "boot-guest"),
-               "--job", jobfile, "--results", outdir, "--device", devstr]
-        extra = ["-no-shutdown"]
-        for opt in ("mem-size", "ram", "smp", "accel", "timeout", "cpu"):
-            if opt in guest:
-                cmd += [f"--{opt}", guest[opt]]
-        if guest.get("ram-backend") == "memfd":
-            ram = guest.get("ram", "1G")
-            extra += ["-object", f"memory-backend-memfd,id=guestram,size={ram}",
-                      "-M", "memory-backend=guestram"]
-        cmd += ["--"] + extra
+        cmd = boot_guest_cmd(point, outdir, jobfile, devstr)
         collector = None
         if uri:     # boot-domain reads the statistics itself
             cmd = [os.path.join(TOP, "bench", "libvirt", "boot-domain"),

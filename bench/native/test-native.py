@@ -121,7 +121,7 @@ def main():
                             "cache-size=1M,precondition=on,eviction=background",
                             "--delivery", delivery, "--out", outdir, "--",
                             "--pattern", "rand", "--stride", "4096",
-                            "--wss-ratio", "1.5", "--samples", "3000", "--quiet"])
+                            "--wss-ratio", "1.5", "--samples", "2000", "--quiet"])
         bdl = lines_with(out, "native-breakdown:")
         if not ok(rc == 0 and bdl, f"chase-{delivery}: ran (rc={rc})"):
             diag(out[-2000:] + err[-2000:])

@@ -141,6 +141,7 @@ static bool cxl_ssd_start_uffd(CXLSSDState *s, MemoryRegion *vmr,
         .handler_cpus = s->handler_cpus ? s->handler_cpus : "",
         .compensate = s->compensate,
         .compensate_ns = s->compensate_ns,
+        .record_ab = s->record_ab,
         .track_dirty = s->track_dirty,
         .record_path = s->record_path,
         .mode_name = "uffd",
@@ -303,6 +304,7 @@ static const Property cxl_ssd_props[] = {
     DEFINE_PROP_UINT64("compensate-ns", CXLSSDState, compensate_ns, 0),
     DEFINE_PROP_BOOL("track-dirty", CXLSSDState, track_dirty, true),
     DEFINE_PROP_STRING("record", CXLSSDState, record_path),
+    DEFINE_PROP_UINT32("record-ab", CXLSSDState, record_ab, 0),
     DEFINE_PROP_UINT64("dram-latency-ns", CXLSSDState, dram_latency_ns, 0),
 
     DEFINE_PROP_SIZE("cache-size", CXLSSDState, cfg.cache_size, 0),
@@ -370,6 +372,9 @@ static const struct {
     { "track-dirty", "detect first writes to resident pages with "
       "userfaultfd write-protect, for exact dirty state (default on)" },
     { "record", "path of the per-miss CSV (default: no records)" },
+    { "record-ab", "measurement aid for the cost of recording: record only "
+      "alternate runs of N served misses (misses 0..N-1 recorded, N..2N-1 "
+      "not, ...); 0 = every miss (default)" },
     { "dram-latency-ns", "mmio mode: time charged to an access to a resident "
       "page, 0..1000000 ns (default 0)" },
 };

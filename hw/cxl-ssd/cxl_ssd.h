@@ -39,6 +39,7 @@ struct CXLSSDState {
     bool bql;
     bool compensate;
     uint64_t compensate_ns;         /* calibrated part of compensation */
+    uint32_t record_ab;             /* measurement aid, see trap.h */
     bool track_dirty;
 
     /* Realized state */

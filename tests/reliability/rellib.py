@@ -283,7 +283,31 @@ class Guest:
         except subprocess.TimeoutExpired:
             return None
 
+    def qemu_pids(self):
+        """QEMU processes of this guest (found by their console path; GNU
+        timeout, which boot-guest runs them under, makes its own process
+        group)."""
+        key = os.path.realpath(os.path.join(self.results, "console.log"))
+        pids = []
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    args = f.read().split(b"\0")
+            except OSError:
+                continue
+            if any(key.encode() in a for a in args) and \
+                    any(a.endswith(b"qemu-system-x86_64") for a in args[:1]):
+                pids.append(int(pid))
+        return pids
+
     def kill(self):
+        for pid in self.qemu_pids():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except OSError:
@@ -406,7 +430,7 @@ class GdbPhys:
     def read(self, addr, length):
         out = b""
         while length > 0:
-            n = min(length, 2048)
+            n = min(length, 1024)
             r = self.cmd(f"m{addr:x},{n:x}")
             if r.startswith(b"E") and len(r) == 3:
                 raise RuntimeError(f"gdbstub read 0x{addr:x}: {r!r}")
@@ -417,7 +441,7 @@ class GdbPhys:
 
     def write(self, addr, data):
         while data:
-            chunk = data[:2048]
+            chunk = data[:1024]
             r = self.cmd(f"M{addr:x},{len(chunk):x}:" + chunk.hex())
             if r != b"OK":
                 raise RuntimeError(f"gdbstub write 0x{addr:x}: {r!r}")

@@ -324,6 +324,13 @@ static void handle_miss(struct cxlssd_trap *t, uint64_t page, bool write,
     }
     trap_evict_kick(t);
     if (filled || waited) {
+        if (t->cfg.record_ab) {     /* measurement aid, see trap.h */
+            uint64_t ord = atomic_fetch_add_explicit(&t->miss_ordinal, 1,
+                                                     memory_order_relaxed);
+            if ((ord / t->cfg.record_ab) & 1) {
+                return;
+            }
+        }
         if (t->ring) {
             cxlssd_record_push(t->ring, &rec);
         }

@@ -79,6 +79,13 @@ struct cxlssd_trap_config {
      * miss's NAND wait on top of the measured part.  0 = measured part only.
      */
     uint64_t compensate_ns;
+    /*
+     * Measurement aid (bench/breakdown: the cost of recording, paired
+     * within one run): 0 = record every miss; N = record only the misses
+     * whose ordinal (count of served misses, from 0) falls in an even run
+     * of N, i.e. misses 0..N-1 recorded, N..2N-1 not, ...
+     */
+    uint32_t record_ab;
     bool track_dirty;           /* uffd write-protect for first writes */
     const char *record_path;    /* per-miss CSV, NULL/"" = off */
     const char *mode_name;      /* written into records: "uffd" */

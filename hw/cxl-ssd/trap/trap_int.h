@@ -178,6 +178,7 @@ struct cxlssd_trap {
     _Atomic uint64_t st_madvise;
     _Atomic uint64_t st_unmapped;
     _Atomic uint64_t st_bql_wait_ns;
+    _Atomic uint64_t miss_ordinal;      /* served misses (cfg.record_ab) */
     _Atomic uint64_t st_sigbus;
 };
 
