@@ -3,7 +3,7 @@
 # cost, modeled NAND component, latency compensation.  Auto-included by the
 # top-level Makefile.
 #
-#   make bench-breakdown   bench/breakdown/fig1 (every part; ~15-25 min under
+#   make bench-breakdown   bench/breakdown/fig1 (every part; ~20 min under
 #                          TCG); results in results/breakdown-<stamp>/ or
 #                          BREAKDOWN_OUT=DIR (a rerun into the same DIR keeps
 #                          finished points)

@@ -450,7 +450,7 @@ def scaling_table(pts):
         by_t = {r[1]: r for r in rows if r[0] == bql}
         if 1 in by_t and len(by_t) > 1:
             tmax = max(by_t)
-            ratios[bql] = (tmax, by_t[tmax][5] / by_t[1][5])
+            ratios[bql] = (tmax, by_t[tmax][5] / by_t[1][5], by_t[tmax][6] / by_t[1][6])
     for r in rows:
         base = next((x for x in rows if x[0] == r[0] and x[1] == 1), None)
         r.insert(8, r[5] / base[5] if base else float("nan"))
@@ -702,7 +702,8 @@ def fig_hit(sources, outdir, name="fig-hit-fraction"):
         if r[0] != "cdf" or r[3] != "fifo" or r[2] != "uffd":
             lab += f", {r[3]}" + ("" if r[2] == "uffd" else f" {r[2]}")
         block.append([lab, r[8], r[9], r[12]])
-    script = preamble(os.path.join(outdir, name + ".png"), max(900, 90 * len(block) + 200), 650)
+    script = preamble(os.path.join(outdir, name + ".png"), max(1000, 120 * len(block) + 300), 700)
+    script += "set rmargin 12\n"
     script += datablock("d", block, "case hit_fraction bound_1_over_wss bound_threads_apart")
     script += ('set title "Random-chase hit fraction vs its bound 1/WSS (stride 64; '
                'T = threads, each chasing its own WSS/T)"\n'

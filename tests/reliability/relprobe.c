@@ -12,9 +12,10 @@
  *       evict it by touching [2L, 3L), O_DIRECT-write it to DISK (the
  *       virtio-blk model reads the window), O_DIRECT-read it back into
  *       [L, 2L) (the model writes the window), verify both ranges.
- *   relprobe dma-ram NODE DISK SEED LENGTH
+ *   relprobe dma-ram NODE DISK SEED LENGTH REGION_START REGION_SIZE
  *       Same with anonymous buffers bound to NUMA node NODE (the CXL region
- *       onlined as system RAM by kmem); reports how many pages were on NODE.
+ *       onlined as system RAM by kmem); fails unless every buffer page is
+ *       in [REGION_START, +REGION_SIZE) (physical, from /proc/self/pagemap).
  *
  * Sizes take K/M/G suffixes.  Prints one "relprobe: ..." result line.
  */
@@ -199,12 +200,34 @@ static uint64_t pages_on(volatile uint64_t *buf, uint64_t len, int node)
     return on;
 }
 
-static int dma_ram(int node, const char *disk, uint64_t seed, uint64_t len)
+/* Pages of [buf, buf+len) whose physical address lies in [lo, hi)
+ * (/proc/self/pagemap; root sees the PFNs). */
+static uint64_t pages_in(volatile uint64_t *buf, uint64_t len, uint64_t lo,
+                         uint64_t hi)
+{
+    int fd = open("/proc/self/pagemap", O_RDONLY);
+    uint64_t in = 0;
+
+    if (fd < 0)
+        die("/proc/self/pagemap");
+    for (uint64_t o = 0; o < len; o += 4096) {
+        uint64_t e, va = (uint64_t)(uintptr_t)buf + o;
+        if (pread(fd, &e, 8, (off_t)(va / 4096 * 8)) != 8)
+            die("pagemap read");
+        uint64_t pa = (e & ((1ULL << 55) - 1)) * 4096;
+        in += (e >> 63) && pa >= lo && pa < hi;
+    }
+    close(fd);
+    return in;
+}
+
+static int dma_ram(int node, const char *disk, uint64_t seed, uint64_t len,
+                   uint64_t lo, uint64_t size)
 {
     volatile uint64_t *src = alloc_on(node, len), *dst = alloc_on(node, len),
                       *churn = alloc_on(node, len);
     int fd = open(disk, O_RDWR | O_DIRECT);
-    uint64_t bad, on;
+    uint64_t bad, on, in;
 
     if (fd < 0)
         die(disk);
@@ -215,12 +238,13 @@ static int dma_ram(int node, const char *disk, uint64_t seed, uint64_t len)
     touch(churn, len);
     disk_io(fd, dst, len, 0);
     on = pages_on(src, len, node) + pages_on(dst, len, node);
+    in = pages_in(src, len, lo, lo + size) + pages_in(dst, len, lo, lo + size);
     bad = check(dst, seed, 0, len, "dma-ram read-back") +
           check(src, seed, 0, len, "dma-ram source");
     printf("relprobe: dma-ram node=%d bytes=%" PRIu64 " pages_on_node=%"
-           PRIu64 "/%" PRIu64 " mismatches=%" PRIu64 "\n", node, len, on,
-           2 * len / 4096, bad);
-    return bad || on != 2 * len / 4096 ? 1 : 0;
+           PRIu64 "/%" PRIu64 " pages_in_region=%" PRIu64 " mismatches=%"
+           PRIu64 "\n", node, len, on, 2 * len / 4096, in, bad);
+    return bad || in != 2 * len / 4096 ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -264,12 +288,14 @@ int main(int argc, char **argv)
     if (argc == 6 && !strcmp(argv[1], "dma-dax"))
         return dma_dax(argv[2], argv[3], parse_size(argv[4]),
                        parse_size(argv[5]));
-    if (argc == 6 && !strcmp(argv[1], "dma-ram"))
+    if (argc == 8 && !strcmp(argv[1], "dma-ram"))
         return dma_ram(atoi(argv[2]), argv[3], parse_size(argv[4]),
-                       parse_size(argv[5]));
+                       parse_size(argv[5]), parse_size(argv[6]),
+                       parse_size(argv[7]));
     fprintf(stderr, "usage: relprobe write|verify DAX SEED OFFSET LENGTH\n"
             "       relprobe wait DAX SEED OFFSET SECONDS\n"
             "       relprobe dma-dax DAX DISK SEED LENGTH\n"
-            "       relprobe dma-ram NODE DISK SEED LENGTH\n");
+            "       relprobe dma-ram NODE DISK SEED LENGTH REGION_START "
+            "REGION_SIZE\n");
     return 2;
 }
