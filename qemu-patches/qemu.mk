@@ -24,6 +24,10 @@ QEMU := $(QEMU_BUILD)/qemu-system-x86_64
 QEMU_VERSION_FILE := $(QEMU_BUILD)/VERSION
 QEMU_FIRMWARE_ARGS := -L /usr/share/seabios -L /usr/share/qemu -L /usr/lib/ipxe/qemu
 QEMU_NINJA_JOBS ?= 2
+# Let ccache reuse objects across checkouts in other folders (CI clones the
+# repository elsewhere): paths are hashed relative to the top folder.
+export CCACHE_BASEDIR := $(TOP)
+export CCACHE_NOHASHDIR := 1
 export QEMU_FIRMWARE_ARGS
 
 QEMU_SRC_STAMP := $(QEMU_SRC)/.cxl-ssd-stamp
