@@ -19,6 +19,7 @@
 #include "exec/ramblock.h"
 #include "hw/qdev-properties.h"
 #include "system/hostmem.h"
+#include "system/system.h"
 #include "cxl_ssd.h"
 #include "trace.h"
 
@@ -208,6 +209,25 @@ static void cxl_ssd_release(CXLSSDState *s)
     s->vcpu_tids = NULL;
 }
 
+/*
+ * QEMU exits (quit, SIGTERM, guest power-off) without unrealizing devices.
+ * By the time exit notifiers run the vCPUs are stopped and the block layer
+ * is drained: stop the miss handlers and write out the per-miss records,
+ * so the CSV ends with whole rows instead of whatever the exit-time stdio
+ * flush caught mid-write.  The mappings stay: a late access by any other
+ * thread finds plain memory (the range is no longer registered).
+ */
+static void cxl_ssd_exit_notify(Notifier *n, void *data)
+{
+    CXLSSDState *s = container_of(n, CXLSSDState, exit_notifier);
+
+    if (s->trap) {
+        cxlssd_trap_free(s->trap);
+        s->trap = NULL;     /* media stays mapped until the process ends */
+    }
+    cxl_ssd_mmio_close_records(s);
+}
+
 static void cxl_ssd_realize(PCIDevice *pci_dev, Error **errp)
 {
     ERRP_GUARD();
@@ -257,6 +277,8 @@ static void cxl_ssd_realize(PCIDevice *pci_dev, Error **errp)
         }
     }
     cxl_ssd_window_init(s);
+    s->exit_notifier.notify = cxl_ssd_exit_notify;
+    qemu_add_exit_notifier(&s->exit_notifier);
     trace_cxl_ssd_realize(s->mode_name ? s->mode_name : "uffd",
                           s->media_size, cxlssd_model_frames(s->model));
     return;
@@ -270,6 +292,10 @@ static void cxl_ssd_exit(PCIDevice *pci_dev)
 {
     CXLSSDState *s = CXL_SSD(pci_dev);
 
+    if (s->exit_notifier.notify) {
+        qemu_remove_exit_notifier(&s->exit_notifier);
+        s->exit_notifier.notify = NULL;
+    }
     cxl_ssd_release(s);
     CXL_SSD_GET_CLASS(s)->parent_exit(pci_dev);
 }

@@ -62,6 +62,9 @@ struct CXLSSDState {
     int nr_vcpus;
     pid_t *vcpu_tids;
 
+    /* stops the trap and flushes records when QEMU exits */
+    Notifier exit_notifier;
+
     void (*parent_reg_write)(void *opaque, hwaddr offset, uint64_t value,
                              unsigned size);
 };
@@ -73,6 +76,7 @@ void cxl_ssd_window_unmap(CXLSSDState *s);
 /* cxl_ssd_mmio.c */
 bool cxl_ssd_mmio_init(CXLSSDState *s, Error **errp);
 void cxl_ssd_mmio_free(CXLSSDState *s);
+void cxl_ssd_mmio_close_records(CXLSSDState *s);
 void cxl_ssd_mmio_init_overlay(CXLSSDState *s, uint64_t dpa, uint64_t size);
 /* BQL wait (re-acquiring it after a NAND wait, bql=off) and records */
 void cxl_ssd_mmio_get_stats(CXLSSDState *s, uint64_t *bql_wait_ns,

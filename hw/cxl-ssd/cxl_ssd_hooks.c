@@ -2,11 +2,13 @@
  * cxl-ssd trap hooks: the BQL policy and vCPU identification for misses
  * served on handler threads.
  *
- * With bql=on a handler takes the BQL before the model decision and keeps
- * it through the NAND wait and the mapping, as Cylon's MMIO exit path does.
- * It never waits for the BQL when the faulting thread holds it (the main
- * loop running "xp" or a device doing DMA under the BQL): that thread is
- * blocked in the fault and would never release it.  bql_holder_thread_id()
+ * With bql=on a handler takes the BQL before the model decision for a vCPU
+ * miss and keeps it through the NAND wait and the mapping, as Cylon's MMIO
+ * exit path does.  It never waits for the BQL when the faulting thread
+ * holds it (a vCPU in an MMIO callback) and never for a miss of one of
+ * QEMU's own threads (the main loop running "xp", block-layer workers doing
+ * DMA while the main loop drains them with the BQL held): those threads
+ * may be what the BQL holder waits for.  bql_holder_thread_id()
  * comes from qemu-patches/0002.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -22,7 +24,15 @@ static bool cxl_ssd_serialize_begin(void *opaque, pid_t tid)
 {
     CXLSSDState *s = opaque;
 
-    if (!s->bql || bql_holder_thread_id() == tid) {
+    /*
+     * Only vCPU misses are serialised.  QEMU's own threads (block-layer
+     * workers doing a device's DMA, the main loop) can fault on the window
+     * while the BQL holder waits for them, e.g. a "stop" or a device reset
+     * draining in-flight requests: waiting for the BQL on their behalf
+     * would deadlock.
+     */
+    if (!s->bql || cxl_ssd_vcpu_index(s, tid) < 0 ||
+        bql_holder_thread_id() == tid) {
         return false;
     }
     bql_lock();

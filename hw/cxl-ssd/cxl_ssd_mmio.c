@@ -71,6 +71,17 @@ void cxl_ssd_mmio_free(CXLSSDState *s)
     s->mmio = NULL;
 }
 
+/* QEMU is exiting (vCPUs stopped): write out and close the per-miss CSV. */
+void cxl_ssd_mmio_close_records(CXLSSDState *s)
+{
+    CXLSSDMmio *m = s->mmio;
+
+    if (m && m->records) {
+        cxlssd_record_writer_free(m->records);
+        m->records = NULL;
+    }
+}
+
 static void cxl_ssd_mmio_complete_prefetches(CXLSSDState *s, uint64_t now)
 {
     CXLSSDMmio *m = s->mmio;
