@@ -691,8 +691,10 @@ void cxlssd_evict_done(struct cxlssd_model *m, uint64_t page)
         struct pol_set *ps = set_of(m, page);
         atomic_fetch_sub_explicit(&ps->pending, 1, memory_order_acq_rel);
         atomic_fetch_sub_explicit(&m->pending_total, 1, memory_order_acq_rel);
-        atomic_fetch_add_explicit(&ps->nfree, 1, memory_order_acq_rel);
+        /* free_total first: an acquirer that sees nfree > 0 then also sees
+         * this frame in free_total, so free_total never dips below zero. */
         atomic_fetch_add_explicit(&m->free_total, 1, memory_order_acq_rel);
+        atomic_fetch_add_explicit(&ps->nfree, 1, memory_order_acq_rel);
     }
 }
 
