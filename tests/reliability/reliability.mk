@@ -19,8 +19,8 @@ REL_TESTS := $(REL_DIR)/test-fuzz-config $(REL_DIR)/test-concurrency \
 REL_PROBE := $(GUEST_BIN_DIR)/relprobe
 REL_LOG_DIR = $(or $(TEST_LOG_DIR),$(BUILD)/test-logs)
 
-# Not yet in `make test`: these were still being finished when last
-# committed and have not passed a clean-clone run (run make test-reliability).
+TESTS += $(REL_TESTS)
+TEST_DEPS += qemu guest-image mio
 
 $(REL_PROBE): $(REL_DIR)/relprobe.c
 	@mkdir -p $(@D)
