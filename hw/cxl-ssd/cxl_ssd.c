@@ -20,6 +20,7 @@
 #include "hw/qdev-properties.h"
 #include "system/hostmem.h"
 #include "system/system.h"
+#include "system/tcg.h"
 #include "cxl_ssd.h"
 #include "trace.h"
 
@@ -82,12 +83,32 @@ static bool cxl_ssd_parse_options(CXLSSDState *s, uint64_t device_size,
         return false;
     }
     /* uffd-only options: bad values are errors in mmio mode too. */
-    if (cxlssd_delivery_from_name(s->delivery ? s->delivery : "poll",
-                                  &delivery)) {
-        error_setg(errp, "delivery=%s: must be one of poll, busy",
+    if (cxlssd_delivery_from_name_any(s->delivery ? s->delivery : "poll",
+                                      &delivery)) {
+        error_setg(errp, "delivery=%s: must be one of poll, busy, sigbus",
                    s->delivery);
         return false;
     }
+    if (delivery == CXLSSD_DELIVERY_SIGBUS && s->mode == CXL_SSD_MODE_UFFD) {
+        /* Under KVM a vCPU's access faults inside KVM_RUN, where a
+         * SIGBUS-mode userfaultfd makes KVM fail the run, not signal. */
+        if (!tcg_enabled()) {
+            error_setg(errp, "delivery=sigbus: needs -accel tcg (under %s "
+                       "a vCPU's miss is not raised as a signal); use poll "
+                       "or busy", current_accel_name());
+            return false;
+        }
+        /* The miss runs in a signal handler on the vCPU thread, which
+         * must not wait for a lock. */
+        if (s->bql) {
+            error_setg(errp, "bql=on: not supported with delivery=sigbus "
+                       "(the vCPU serves its miss in a signal handler); "
+                       "use bql=off or delivery=poll|busy");
+            return false;
+        }
+    }
+    s->sigbus = s->mode == CXL_SSD_MODE_UFFD &&
+                delivery == CXLSSD_DELIVERY_SIGBUS;
     if (cxlssd_trap_check_cpus(s->handler_cpus, err, sizeof(err)) < 0) {
         error_setg(errp, "%s", err);
         return false;
@@ -154,12 +175,9 @@ static bool cxl_ssd_start_uffd(CXLSSDState *s, MemoryRegion *vmr,
     void *media;
     int fd;
 
-    if (cxlssd_delivery_from_name(s->delivery ? s->delivery : "poll",
-                                  &tcfg.delivery)) {
-        error_setg(errp, "delivery=%s: must be one of poll, busy",
-                   s->delivery);
-        return false;
-    }
+    tcfg.delivery = CXLSSD_DELIVERY_POLL;
+    cxlssd_delivery_from_name_any(s->delivery ? s->delivery : "poll",
+                                  &tcfg.delivery);     /* checked at parse */
     fd = cxl_ssd_media_fd(s, vmr, &fd_offset, errp);
     if (fd < 0) {
         return false;
@@ -266,12 +284,13 @@ static void cxl_ssd_realize(PCIDevice *pci_dev, Error **errp)
         goto fail;
     }
     cxl_ssd_snapshot_vcpus(s);
+    s->media_host = memory_region_get_ram_ptr(vmr);
     if (s->mode == CXL_SSD_MODE_UFFD) {
         if (!cxl_ssd_start_uffd(s, vmr, errp)) {
             goto fail;
         }
     } else {
-        s->media = memory_region_get_ram_ptr(vmr);
+        s->media = s->media_host;
         if (!cxl_ssd_mmio_init(s, errp)) {
             goto fail;
         }
@@ -383,7 +402,11 @@ static const struct {
     { "bql", "serve vCPU misses holding the BQL, NAND wait included "
       "(reproduces Cylon's serialisation); default off" },
     { "delivery", "uffd miss delivery: poll (handler sleeps in poll, "
-      "default) or busy (handler busy-polls the userfaultfd)" },
+      "default), busy (handler busy-polls the userfaultfd) or sigbus "
+      "(TCG only, bql=off: the faulting vCPU serves its own miss in a "
+      "SIGBUS handler; QEMU's own accesses to the window go through the "
+      "device and DMA into it is bounced: PCI devices with their own DMA "
+      "address space may need x-max-bounce-buffer-size)" },
     { "handler-threads", "uffd handler threads, 1..64 (default 1)" },
     { "handler-cpus", "host CPUs for handler threads, e.g. \"0,1\" "
       "(default: not pinned)" },

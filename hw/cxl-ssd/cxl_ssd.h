@@ -49,6 +49,9 @@ struct CXLSSDState {
     CXLSSDMmio *mmio;               /* mmio mode */
     uint8_t *media;                 /* uffd: registered mapping of the memfd;
                                      * mmio: the backend's own mapping */
+    uint8_t *media_host;            /* the backend's own mapping (never
+                                     * registered with userfaultfd) */
+    bool sigbus;                    /* uffd mode, delivery=sigbus */
     uint64_t media_size;
     const char *accel;
 
@@ -56,6 +59,7 @@ struct CXLSSDState {
     MemoryRegion overlay;
     bool overlay_mapped;
     hwaddr overlay_hpa;
+    uint64_t overlay_dpa;           /* media offset of the overlay */
 
     /* Host thread ids of the vCPUs, indexed by cpu_index (snapshot at
      * commit, read by handler threads without the BQL) */

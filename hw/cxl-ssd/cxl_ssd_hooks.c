@@ -64,6 +64,17 @@ void cxl_ssd_hooks_fill(CXLSSDState *s, struct cxlssd_trap_hooks *hooks)
         .vcpu_index = cxl_ssd_vcpu_index_hook,
         .miss_done = cxl_ssd_miss_done,
     };
+    if (s->sigbus) {
+        /*
+         * vCPU misses are served in a SIGBUS handler on the vCPU thread:
+         * nothing there may take a lock (bql=on is refused at realize, and
+         * trace backends lock), so no serialisation and no miss trace event
+         * (the per-miss CSV still has every miss).
+         */
+        hooks->serialize_begin = NULL;
+        hooks->serialize_end = NULL;
+        hooks->miss_done = NULL;
+    }
 }
 
 /*

@@ -9,12 +9,25 @@
  * cxl-type3's commit handler is static, so the device wraps the component
  * register write handler and compares the COMMITTED bit before and after.
  *
+ * delivery=sigbus (TCG): the overlay is a RAM *device* region over the
+ * registered mapping.  vCPUs still access it directly (TCG TLB), and a miss
+ * raises SIGBUS on the vCPU thread, which serves it (trap/handler.c).
+ * QEMU's own accesses (DMA, monitor, gdbstub) do not use the RAM pointer of
+ * a RAM device region: they go through the ops below, which serve a miss in
+ * the calling thread and move the data through the backend's own,
+ * unregistered mapping.  So no thread other than a vCPU ever gets SIGBUS
+ * (QEMU's other threads block it: a blocked synchronous SIGBUS kills the
+ * process), and the kernel never copies into the registered range (where
+ * a SIGBUS-mode userfaultfd would make it fail with EFAULT).
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
 #include "qemu/osdep.h"
 #include "qemu/error-report.h"
+#include "qemu/units.h"
 #include "exec/address-spaces.h"
+#include "hw/core/cpu.h"
 #include "hw/cxl/cxl_component.h"
 #include "cxl_ssd.h"
 #include "trace.h"
@@ -45,6 +58,76 @@ static void cxl_ssd_read_decoder(CXLSSDState *s, int which,
     d->iw = FIELD_EX32(ctrl, CXL_HDM_DECODER0_CTRL, IW);
 }
 
+/* in-flight DMA bounce buffers allowed in system memory, delivery=sigbus */
+#define CXL_SSD_SIGBUS_DMA_BOUNCE (64 * MiB)
+
+static uint64_t cxl_ssd_overlay_read(void *opaque, hwaddr addr,
+                                     unsigned size)
+{
+    CXLSSDState *s = opaque;
+    uint64_t off = s->overlay_dpa + addr;
+
+    if (s->trap) {
+        cxlssd_trap_access(s->trap, off, size, false);
+    }
+    return ldn_he_p(s->media_host + off, size);
+}
+
+static void cxl_ssd_overlay_write(void *opaque, hwaddr addr, uint64_t data,
+                                  unsigned size)
+{
+    CXLSSDState *s = opaque;
+    uint64_t off = s->overlay_dpa + addr;
+
+    if (s->trap) {
+        cxlssd_trap_access(s->trap, off, size, true);
+    }
+    stn_he_p(s->media_host + off, size, data);
+}
+
+static const MemoryRegionOps cxl_ssd_overlay_ops = {
+    .read = cxl_ssd_overlay_read,
+    .write = cxl_ssd_overlay_write,
+    .endianness = DEVICE_HOST_ENDIAN,
+    .valid = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+        .unaligned = true,
+    },
+    .impl = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+    },
+};
+
+/* QEMU starts every thread with SIGBUS blocked (only KVM unblocks it). */
+static void cxl_ssd_unblock_sigbus(CPUState *cpu, run_on_cpu_data data)
+{
+    sigset_t set;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGBUS);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
+/*
+ * Before the overlay is added: the memory topology change reaches each
+ * vCPU as work queued after this, so no vCPU can access the overlay with
+ * SIGBUS still blocked.
+ */
+static void cxl_ssd_unblock_sigbus_on_vcpus(void)
+{
+    CPUState *cpu;
+
+    CPU_FOREACH(cpu) {
+        if (cpu == current_cpu) {
+            cxl_ssd_unblock_sigbus(cpu, RUN_ON_CPU_NULL);
+        } else {
+            async_run_on_cpu(cpu, cxl_ssd_unblock_sigbus, RUN_ON_CPU_NULL);
+        }
+    }
+}
+
 static void cxl_ssd_window_map(CXLSSDState *s)
 {
     struct CXLSSDDecoder d;
@@ -67,7 +150,25 @@ static void cxl_ssd_window_map(CXLSSDState *s)
 
     name = g_strdup_printf("cxl-ssd-overlay:%s",
                            DEVICE(s)->id ? DEVICE(s)->id : "anon");
-    if (s->mode == CXL_SSD_MODE_UFFD) {
+    s->overlay_dpa = d.skip;
+    if (s->sigbus) {
+        memory_region_init_ram_device_ptr(&s->overlay, OBJECT(s), name, size,
+                                          s->media + d.skip);
+        /* QEMU's own accesses: through the device, not the RAM pointer */
+        s->overlay.ops = &cxl_ssd_overlay_ops;
+        s->overlay.opaque = s;
+        /*
+         * DMA to a RAM device region is bounced, and system memory (the
+         * DMA address space of virtio without iommu_platform) allows 4 KiB
+         * of bounce buffers in flight by default: a larger virtio request
+         * into the window would break the virtio device ("bogus descriptor
+         * or out of resources").
+         */
+        address_space_memory.max_bounce_buffer_size =
+            MAX(address_space_memory.max_bounce_buffer_size,
+                CXL_SSD_SIGBUS_DMA_BOUNCE);
+        cxl_ssd_unblock_sigbus_on_vcpus();
+    } else if (s->mode == CXL_SSD_MODE_UFFD) {
         /* Not registered for migration: the data lives in the memdev. */
         memory_region_init_ram_ptr(&s->overlay, OBJECT(s), name, size,
                                    s->media + d.skip);

@@ -459,6 +459,32 @@ static void sigbus_serve(struct cxlssd_trap *t, uintptr_t addr, bool write,
     handle_miss(t, page, write, tid, t_fault);
 }
 
+void cxlssd_trap_access(struct cxlssd_trap *t, uint64_t offset,
+                        uint64_t len, bool write)
+{
+    if (!len || offset >= t->len) {
+        return;
+    }
+    uint64_t last = (offset + len - 1 < t->len ? offset + len - 1
+                                               : t->len - 1) / t->page_size;
+    for (uint64_t page = offset / t->page_size; page <= last; page++) {
+        if (atomic_load_explicit(&t->stop, memory_order_relaxed)) {
+            return;
+        }
+        if (cxlssd_page_state(t->model, page) == CXLSSD_CACHED) {
+            if (write) {
+                cxlssd_mark_dirty(t->model, page);
+            }
+            continue;
+        }
+        static _Thread_local pid_t tid;
+        if (!tid) {
+            tid = (pid_t)syscall(SYS_gettid);
+        }
+        handle_miss(t, page, write, tid, trap_now());
+    }
+}
+
 static void sigbus_chain(int sig, siginfo_t *si, void *uctx)
 {
     if (sigbus_prev.sa_flags & SA_SIGINFO) {

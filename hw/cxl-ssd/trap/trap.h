@@ -22,10 +22,10 @@
 enum cxlssd_delivery {
     CXLSSD_DELIVERY_POLL,       /* handler threads sleep in poll() */
     CXLSSD_DELIVERY_BUSY,       /* handler threads busy-poll the uffd */
-    CXLSSD_DELIVERY_COUNT,      /* the handler-thread modes above (the ones
-                                 * the QEMU device offers) */
+    CXLSSD_DELIVERY_COUNT,      /* the handler-thread modes above */
     /*
-     * In-thread delivery for host processes (the native tool): the range is
+     * In-thread delivery (the native tool; the QEMU device under TCG, see
+     * cxl_ssd_window.c): the range is
      * registered with UFFD_FEATURE_SIGBUS, the faulting thread gets SIGBUS
      * and serves its own miss in the engine's signal handler (model, unmap,
      * NAND wait, UFFDIO_CONTINUE), then the access retries.  The closest
@@ -130,6 +130,17 @@ void cxlssd_trap_free(struct cxlssd_trap *t);
  * are stopped first, which drains their faults). */
 void cxlssd_trap_reset(struct cxlssd_trap *t);
 
+/*
+ * An access to [@offset, @offset + @len) of the range made through another
+ * mapping of the same memfd (SIGBUS delivery: QEMU's own reads and writes
+ * of the window).  Each page that is not resident is served as a miss in
+ * the calling thread (model, NAND wait, mapping, record), as if the thread
+ * had faulted; a write marks the pages dirty.  The data itself is the
+ * caller's to move.
+ */
+void cxlssd_trap_access(struct cxlssd_trap *t, uint64_t offset,
+                        uint64_t len, bool write);
+
 /* True if dirty tracking (uffd WP on this mapping) is active. */
 bool cxlssd_trap_dirty_tracking(const struct cxlssd_trap *t);
 /* Human-readable mechanism description for manifests. */
@@ -150,9 +161,9 @@ struct cxlssd_trap_stats {
 void cxlssd_trap_get_stats(struct cxlssd_trap *t, struct cxlssd_trap_stats *out);
 
 const char *cxlssd_delivery_name(enum cxlssd_delivery d);
-/* "poll" or "busy" (the QEMU device's choices). */
+/* "poll" or "busy" (handler-thread delivery). */
 int cxlssd_delivery_from_name(const char *name, enum cxlssd_delivery *out);
-/* Also "sigbus" (host processes). */
+/* Also "sigbus" (in-thread delivery). */
 int cxlssd_delivery_from_name_any(const char *name,
                                   enum cxlssd_delivery *out);
 /* Check a handler-cpus list ("0,1", "0-3", NULL or "" = no pinning)

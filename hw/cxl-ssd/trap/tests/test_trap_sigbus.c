@@ -11,7 +11,8 @@
  * served in the handler too), then verify through B and A.
  * Also: a SIGBUS outside every trap goes to the previous handler; a kernel
  * access (read() into a non-resident page) fails with EFAULT instead of
- * blocking; records are written with the faulting thread's id.
+ * blocking; records are written with the faulting thread's id;
+ * cxlssd_trap_access() serves an access made through view B.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -271,6 +272,39 @@ int main(void)
             close(fds[1]);
         } else {
             ok(0, "trap for the kernel-access check: %s", t ? "pipe" : err);
+        }
+
+        /* An access through another mapping (QEMU's own, in the device):
+         * served in the calling thread, no signal; a write marks dirty. */
+        if (t) {
+            struct cxlssd_trap_stats t0, t1;
+            struct cxlssd_stats s0, s1;
+            cxlssd_trap_get_stats(t, &t0);
+            cxlssd_model_get_stats(m, &s0);
+            bool was_cached = cxlssd_page_state(m, 20) == CXLSSD_CACHED ||
+                              cxlssd_page_state(m, 21) == CXLSSD_CACHED;
+            cxlssd_trap_access(t, 20 * PG + PG - 8, 16, false);
+            bool cached = cxlssd_page_state(m, 20) == CXLSSD_CACHED &&
+                          cxlssd_page_state(m, 21) == CXLSSD_CACHED;
+            bool clean = !cxlssd_page_dirty(m, 20);
+            cxlssd_trap_access(t, 20 * PG, 8, true);
+            cxlssd_trap_get_stats(t, &t1);
+            cxlssd_model_get_stats(m, &s1);
+            ok(!was_cached && cached && clean && cxlssd_page_dirty(m, 20) &&
+               s1.misses == s0.misses + 2 &&
+               t1.sigbus_faults == t0.sigbus_faults,
+               "cxlssd_trap_access over two non-resident pages: resident "
+               "%d, misses +%llu, signals +%llu, written page dirty %d",
+               cached, (unsigned long long)(s1.misses - s0.misses),
+               (unsigned long long)(t1.sigbus_faults - t0.sigbus_faults),
+               cxlssd_page_dirty(m, 20));
+            /* resident now: the registered view reads without a signal */
+            unsigned char c = *(volatile unsigned char *)(e.a + 21 * PG);
+            struct cxlssd_trap_stats t2;
+            cxlssd_trap_get_stats(t, &t2);
+            ok(c == e.b[21 * PG] && t2.sigbus_faults == t1.sigbus_faults,
+               "page served by cxlssd_trap_access is mapped in the "
+               "registered view");
         }
 
         check_chain();
