@@ -583,6 +583,7 @@ static int write_stats(const char *path, const struct cxlssd_stats *st,
     fprintf(f, " \"waf\": %.6g,\n", st->waf);
     U("faults", ts->faults); U("wp_faults", ts->wp_faults);
     U("duplicate_faults", ts->duplicate_faults); U("wakes", ts->wakes);
+    U("remaps", ts->remaps);
     U("madvise_calls", ts->madvise_calls);
     U("pages_unmapped", ts->pages_unmapped);
     U("bql_wait_ns", ts->bql_wait_ns);

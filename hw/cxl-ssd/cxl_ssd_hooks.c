@@ -31,7 +31,7 @@ static bool cxl_ssd_serialize_begin(void *opaque, pid_t tid)
      * draining in-flight requests: waiting for the BQL on their behalf
      * would deadlock.
      */
-    if (!s->bql || cxl_ssd_vcpu_index(s, tid) < 0 ||
+    if (cxl_ssd_vcpu_index(s, tid) < 0 ||
         bql_holder_thread_id() == tid) {
         return false;
     }
@@ -64,6 +64,11 @@ void cxl_ssd_hooks_fill(CXLSSDState *s, struct cxlssd_trap_hooks *hooks)
         .vcpu_index = cxl_ssd_vcpu_index_hook,
         .miss_done = cxl_ssd_miss_done,
     };
+    if (!s->bql) {
+        /* nothing to serialise: no hook, so no spare handler threads */
+        hooks->serialize_begin = NULL;
+        hooks->serialize_end = NULL;
+    }
     if (s->sigbus) {
         /*
          * vCPU misses are served in a SIGBUS handler on the vCPU thread:

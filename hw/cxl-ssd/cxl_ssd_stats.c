@@ -31,6 +31,7 @@ static const struct {
     size_t offset;
 } cxl_ssd_trap_counters[] = {
     TRAP_U64(faults), TRAP_U64(wp_faults), TRAP_U64(duplicate_faults),
+    TRAP_U64(remaps),
     TRAP_U64(wakes), TRAP_U64(madvise_calls), TRAP_U64(pages_unmapped),
     TRAP_U64(bql_wait_ns), TRAP_U64(records_written),
     TRAP_U64(records_dropped),

@@ -34,7 +34,7 @@ static int cmp_page(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void unmap_run(struct cxlssd_trap *t, uint64_t first, uint64_t n)
+void trap_unmap_range(struct cxlssd_trap *t, uint64_t first, uint64_t n)
 {
     if (madvise(t->base + first * t->page_size, n * t->page_size,
                 MADV_DONTNEED) < 0) {
@@ -64,12 +64,12 @@ void trap_unmap_victims(struct cxlssd_trap *t, const struct cxlssd_victim *v,
             if (pages[i] == start + len) {
                 len++;
             } else if (pages[i] != start + len - 1) {   /* skip duplicates */
-                unmap_run(t, start, len);
+                trap_unmap_range(t, start, len);
                 start = pages[i];
                 len = 1;
             }
         }
-        unmap_run(t, start, len);
+        trap_unmap_range(t, start, len);
         for (uint32_t i = 0; i < k; i++) {
             cxlssd_evict_done(t->model, v[i].page);
         }

@@ -183,6 +183,29 @@ static void spawn_spare(struct cxlssd_trap *t)
     pthread_mutex_unlock(&t->ctl_lock);
 }
 
+/*
+ * A fault on a page the model holds resident.  Usually a duplicate: the
+ * page was mapped after the fault was raised (two vCPUs, or a prefetch
+ * completing), and CONTINUE fails with EEXIST and wakes the faulter.  But
+ * if the page table lost the mapping while the model kept the page CACHED,
+ * only mapping it again ends the fault (a wake alone would make the faulter
+ * fault again, forever).  Had the page been picked for eviction meanwhile,
+ * the evictor's unmap may have run before this CONTINUE: unmap again, so
+ * a page the model does not hold never stays mapped.
+ */
+static void remap_resident(struct cxlssd_trap *t, uint64_t page)
+{
+    bool wp = t->wp && !cxlssd_page_dirty(t->model, page);
+    if (trap_uffd_continue(t, page, 1, wp) != 0) {
+        return;     /* mapped already (woken), or an error (printed) */
+    }
+    atomic_fetch_add_explicit(&t->st_remaps, 1, memory_order_relaxed);
+    enum cxlssd_page_state s = cxlssd_page_state(t->model, page);
+    if (s == CXLSSD_NOT_CACHED || s == CXLSSD_EVICTING) {
+        trap_unmap_range(t, page, 1);
+    }
+}
+
 static void handle_miss(struct cxlssd_trap *t, uint64_t page, bool write,
                         pid_t tid, uint64_t t_fault)
 {
@@ -301,7 +324,7 @@ static void handle_miss(struct cxlssd_trap *t, uint64_t page, bool write,
             }
             /* evicted again already (or evicting): retry as a miss */
         } else if (m.outcome == CXLSSD_MISS_RESIDENT) {
-            trap_uffd_wake(t, page, 1);
+            remap_resident(t, page);
             if (waited) {
                 rec.t_mapped_ns = trap_now();
             }
@@ -445,9 +468,12 @@ static void sigbus_serve(struct cxlssd_trap *t, uintptr_t addr, bool write,
                                       memory_order_relaxed);
             cxlssd_mark_dirty(t->model, page);
             trap_uffd_unprotect(t, page);
+            /* a SIGBUS does not say whether the page was mapped at all */
+            remap_resident(t, page);
         } else {
             atomic_fetch_add_explicit(&t->st_duplicate, 1,
                                       memory_order_relaxed);
+            remap_resident(t, page);
         }
         return;
     }

@@ -345,6 +345,7 @@ void cxlssd_trap_get_stats(struct cxlssd_trap *t, struct cxlssd_trap_stats *out)
     out->pages_unmapped = atomic_load(&t->st_unmapped);
     out->bql_wait_ns = atomic_load(&t->st_bql_wait_ns);
     out->sigbus_faults = atomic_load(&t->st_sigbus);
+    out->remaps = atomic_load(&t->st_remaps);
     if (t->ring) {
         out->records_written = cxlssd_record_written(t->ring);
         out->records_dropped = cxlssd_record_dropped(t->ring);

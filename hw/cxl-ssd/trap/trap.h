@@ -157,6 +157,8 @@ struct cxlssd_trap_stats {
     uint64_t records_written;
     uint64_t records_dropped;
     uint64_t sigbus_faults;     /* SIGBUS delivery: signals served */
+    uint64_t remaps;            /* faults on pages the model holds resident
+                                 * that were not mapped: mapped again */
 };
 void cxlssd_trap_get_stats(struct cxlssd_trap *t, struct cxlssd_trap_stats *out);
 

@@ -47,7 +47,8 @@ int trap_uffd_open(struct cxlssd_trap *t, char *err, size_t errlen);
 int trap_uffd_register(struct cxlssd_trap *t, char *err, size_t errlen);
 void trap_uffd_unregister(struct cxlssd_trap *t);
 /* Map [page, page+n) from the page cache; @wp maps read-only-for-tracking.
- * Returns 0, or -errno (EEXIST already handled: woken, returns 0). */
+ * Returns 0 if it mapped them, 1 if they were mapped already (EEXIST: the
+ * faulters are woken), or -errno. */
 int trap_uffd_continue(struct cxlssd_trap *t, uint64_t page, uint64_t n,
                        bool wp);
 void trap_uffd_wake(struct cxlssd_trap *t, uint64_t page, uint64_t n);
@@ -56,6 +57,8 @@ void trap_uffd_unprotect(struct cxlssd_trap *t, uint64_t page);
 
 
 /* ---- evict.c ---- */
+/* MADV_DONTNEED [first, first+n) of the registered mapping. */
+void trap_unmap_range(struct cxlssd_trap *t, uint64_t first, uint64_t n);
 /* Unmap @n victims (coalescing contiguous pages), then evict_done each. */
 void trap_unmap_victims(struct cxlssd_trap *t, const struct cxlssd_victim *v,
                         uint32_t n);
@@ -180,6 +183,7 @@ struct cxlssd_trap {
     _Atomic uint64_t st_bql_wait_ns;
     _Atomic uint64_t miss_ordinal;      /* served misses (cfg.record_ab) */
     _Atomic uint64_t st_sigbus;
+    _Atomic uint64_t st_remaps;
 };
 
 #endif

@@ -284,7 +284,7 @@ int trap_uffd_continue(struct cxlssd_trap *t, uint64_t page, uint64_t n,
         if (e == EEXIST) {
             /* Already mapped: CONTINUE did not wake anyone. */
             trap_uffd_wake(t, page, n);
-            return 0;
+            return 1;
         }
         /* Never leave a faulter blocked. */
         trap_uffd_wake(t, page, n);

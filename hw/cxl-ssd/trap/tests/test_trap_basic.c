@@ -208,6 +208,9 @@ int main(void)
         cxlssd_model_free(m);
     }
 
+    check_lost_mapping(&e, CXLSSD_DELIVERY_POLL);
+    check_lost_mapping(&e, CXLSSD_DELIVERY_BUSY);
+
     int fds0 = count_dir("/proc/self/fd"), tasks0 = count_dir("/proc/self/task");
     char rec[64];
     snprintf(rec, sizeof(rec), "/tmp/cxlssd-trap-basic-%d.csv", (int)getpid());

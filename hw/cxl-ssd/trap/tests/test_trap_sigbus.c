@@ -244,6 +244,8 @@ int main(void)
         }
     }
 
+    check_lost_mapping(&e, CXLSSD_DELIVERY_SIGBUS);
+
     /* Kernel access to a non-resident page: EFAULT, no hang. */
     {
         struct cxlssd_config mc;

@@ -227,4 +227,54 @@ static inline int access_ok_or_skip(void)
     return 1;
 }
 
+/*
+ * A page the model holds resident loses its mapping behind the engine's
+ * back (an outside MADV_DONTNEED): the next access must map it again, not
+ * fault forever (wake alone would livelock).  Checked for @d; the caller's
+ * watchdog turns a livelock into a failure.
+ */
+static inline void check_lost_mapping(struct env *e,
+                                      enum cxlssd_delivery d)
+{
+    struct cxlssd_config mc;
+    test_model_config(&mc, e->npages, 16);
+    struct cxlssd_model *m = test_model(&mc);
+    struct cxlssd_trap_config tc;
+    char err[256];
+    test_trap_config(&tc, d, 1);
+    struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e->a, e->len, &tc, NULL,
+                                                err, sizeof(err)) : NULL;
+    if (!t) {
+        ok(0, "lost mapping (%s): trap: %s", cxlssd_delivery_name(d),
+           m ? err : "model");
+        cxlssd_model_free(m);
+        return;
+    }
+    fill_pattern(e->b, 4, 0x1057);
+    uint64_t bad = check_page(e->a, 3, 0x1057);     /* miss: mapped */
+    settle(m, 3);
+    madvise(e->a + 3 * PG, PG, MADV_DONTNEED);      /* behind its back */
+    bad += check_page(e->a, 3, 0x1057);             /* read: remapped */
+    settle(m, 3);
+    madvise(e->a + 3 * PG, PG, MADV_DONTNEED);
+    *(volatile uint64_t *)(e->a + 3 * PG) = pat(0x1057, 3, 0);  /* write */
+    struct cxlssd_trap_stats ts;
+    /* the handler counts a remap after the CONTINUE that woke us */
+    for (int i = 0; i < 100000; i++) {
+        cxlssd_trap_get_stats(t, &ts);
+        if (ts.remaps >= 2) {
+            break;
+        }
+        usleep(10);
+    }
+    bool cached = cxlssd_page_state(m, 3) == CXLSSD_CACHED;
+    cxlssd_trap_free(t);
+    cxlssd_model_free(m);
+    ok(bad == 0 && cached && ts.remaps == 2,
+       "lost mapping (%s): a resident page unmapped from outside is mapped "
+       "again on its next read and write (remaps=%llu, mismatches=%llu)",
+       cxlssd_delivery_name(d), (unsigned long long)ts.remaps,
+       (unsigned long long)bad);
+}
+
 #endif
