@@ -99,7 +99,7 @@ static void usage(FILE *f)
 "Device properties:\n", f);
     static const char *const glue[][2] = {
         { "delivery", "poll, busy (handler threads) or sigbus (in-thread; "
-          "native only); default busy here, poll in QEMU" },
+          "in QEMU under TCG only); default busy here, poll in QEMU" },
         { "handler-threads", "handler threads, 1..64 (default 1)" },
         { "handler-cpus", "CPUs for handler threads, e.g. \"0,1\" "
           "(default: not pinned)" },

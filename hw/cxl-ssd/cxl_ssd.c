@@ -402,7 +402,8 @@ static const struct {
     { "bql", "serve vCPU misses holding the BQL, NAND wait included "
       "(reproduces Cylon's serialisation); default off" },
     { "delivery", "uffd miss delivery: poll (handler sleeps in poll, "
-      "default), busy (handler busy-polls the userfaultfd) or sigbus "
+      "default), busy (handler busy-polls the userfaultfd while faults "
+      "keep coming, sleeping after 10 ms without one) or sigbus "
       "(TCG only, bql=off: the faulting vCPU serves its own miss in a "
       "SIGBUS handler; QEMU's own accesses to the window go through the "
       "device and DMA into it is bounced: PCI devices with their own DMA "

@@ -60,6 +60,10 @@
 #endif
 
 #define SPIN_YIELD_AFTER_NS 50000ull   /* past the hint: start yielding */
+/* Busy delivery spins while faults keep coming; after this long without
+ * one it sleeps in poll until the next, so an idle device (a working set
+ * that fits the cache) does not take a host CPU from the vCPUs. */
+#define BUSY_IDLE_NS 10000000ull
 #define SLEEP_MIN_NS 200000ull         /* sleep only if >= 200 us away */
 #define SPIN_TAIL_NS 50000ull          /* and spin the last 50 us */
 
@@ -639,6 +643,7 @@ static void *handler_main(void *arg)
     struct trap_handler *h = arg;
     struct cxlssd_trap *t = h->t;
     bool busy = t->cfg.delivery == CXLSSD_DELIVERY_BUSY && !h->spare;
+    uint64_t last_event = trap_now();
     struct uffd_msg msg;
 
     for (;;) {
@@ -651,7 +656,8 @@ static void *handler_main(void *arg)
         }
         ssize_t n = read(t->uffd, &msg, sizeof(msg));
         if (n == (ssize_t)sizeof(msg)) {
-            handle_msg(t, &msg, trap_now());
+            last_event = trap_now();
+            handle_msg(t, &msg, last_event);
             continue;
         }
         if (n < 0 && errno == EINTR) {
@@ -665,7 +671,7 @@ static void *handler_main(void *arg)
             nanosleep(&ts, NULL);
             continue;
         }
-        if (busy) {
+        if (busy && trap_now() - last_event < BUSY_IDLE_NS) {
             cxlssd_cpu_relax();
             continue;
         }

@@ -21,7 +21,9 @@
 
 enum cxlssd_delivery {
     CXLSSD_DELIVERY_POLL,       /* handler threads sleep in poll() */
-    CXLSSD_DELIVERY_BUSY,       /* handler threads busy-poll the uffd */
+    CXLSSD_DELIVERY_BUSY,       /* handler threads busy-poll the uffd
+                                 * (sleeping in poll after 10 ms without a
+                                 * fault) */
     CXLSSD_DELIVERY_COUNT,      /* the handler-thread modes above */
     /*
      * In-thread delivery (the native tool; the QEMU device under TCG, see

@@ -140,6 +140,45 @@ static void one(struct env *e, enum cxlssd_policy pol, uint32_t prefetch,
     cxlssd_model_free(m);
 }
 
+static double cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Busy delivery: an idle trap (no faults for a while) stops spinning, and
+ * the next miss is still served. */
+static void check_busy_idle(struct env *e)
+{
+    struct cxlssd_config mc;
+    test_model_config(&mc, e->npages, FRAMES);
+    struct cxlssd_model *m = test_model(&mc);
+    struct cxlssd_trap_config tc;
+    char err[256];
+    test_trap_config(&tc, CXLSSD_DELIVERY_BUSY, 1);
+    struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e->a, e->len, &tc, NULL,
+                                                err, sizeof(err)) : NULL;
+    if (!t) {
+        ok(0, "busy idle: trap: %s", m ? err : "model");
+        cxlssd_model_free(m);
+        return;
+    }
+    fill_pattern(e->b, 8, 0x1d1e);
+    uint64_t bad = check_page(e->a, 1, 0x1d1e);
+    usleep(100000);                 /* well past the 10 ms idle limit */
+    double c0 = cpu_seconds();
+    usleep(300000);
+    double idle_cpu = cpu_seconds() - c0;
+    bad += check_page(e->a, 5, 0x1d1e);     /* served after sleeping */
+    cxlssd_trap_free(t);
+    cxlssd_model_free(m);
+    ok(bad == 0 && idle_cpu < 0.1,
+       "busy delivery sleeps when idle: %.3f s CPU over 0.3 s without "
+       "faults; the next miss is served (mismatches=%llu)", idle_cpu,
+       (unsigned long long)bad);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -210,6 +249,7 @@ int main(void)
 
     check_lost_mapping(&e, CXLSSD_DELIVERY_POLL);
     check_lost_mapping(&e, CXLSSD_DELIVERY_BUSY);
+    check_busy_idle(&e);
 
     int fds0 = count_dir("/proc/self/fd"), tasks0 = count_dir("/proc/self/task");
     char rec[64];
