@@ -18,43 +18,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "guest-util.h"
+
 #define MAP_ALIGN (2ULL << 20)
 
 static void usage(void)
 {
     fprintf(stderr, "usage: dax-pattern write|verify DEV SEED LENGTH [STEP]\n");
     exit(2);
-}
-
-static uint64_t parse_size(const char *s)
-{
-    char *end;
-    uint64_t v;
-
-    errno = 0;
-    v = strtoull(s, &end, 0);
-    if (errno || end == s)
-        goto bad;
-    switch (*end) {
-    case 'G': v <<= 10; /* fall through */
-    case 'M': v <<= 10; /* fall through */
-    case 'K': v <<= 10; end++; break;
-    }
-    if (*end == '\0')
-        return v;
-bad:
-    fprintf(stderr, "dax-pattern: bad number '%s'\n", s);
-    exit(2);
-}
-
-/* splitmix64 of seed and offset: every word differs, stale data shows. */
-static uint64_t pattern(uint64_t seed, uint64_t off)
-{
-    uint64_t z = seed + off * 0x9e3779b97f4a7c15ULL;
-
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
 }
 
 static double now(void)
@@ -73,9 +44,9 @@ int main(int argc, char **argv)
     if (!do_write && strcmp(argv[1], "verify"))
         usage();
     const char *dev = argv[2];
-    uint64_t seed = parse_size(argv[3]);
-    uint64_t len = parse_size(argv[4]);
-    uint64_t step = argc == 6 ? parse_size(argv[5]) : 8;
+    uint64_t seed = guest_parse_size("dax-pattern", argv[3]);
+    uint64_t len = guest_parse_size("dax-pattern", argv[4]);
+    uint64_t step = argc == 6 ? guest_parse_size("dax-pattern", argv[5]) : 8;
     if (len == 0 || step == 0 || step % 8) {
         fprintf(stderr, "dax-pattern: LENGTH must be > 0, STEP a multiple of 8\n");
         return 2;
@@ -99,7 +70,7 @@ int main(int argc, char **argv)
     uint64_t words = 0, bad = 0, first_bad = 0, got = 0;
     double t0 = now();
     for (uint64_t off = 0; off + 8 <= len; off += step, words++) {
-        uint64_t want = pattern(seed, off);
+        uint64_t want = guest_pattern(seed, off);
         if (do_write) {
             mem[off / 8] = want;
         } else {
@@ -116,7 +87,7 @@ int main(int argc, char **argv)
     if (bad) {
         printf(", %" PRIu64 " MISMATCHES, first at offset 0x%" PRIx64
                " (got 0x%016" PRIx64 ", want 0x%016" PRIx64 ")\n",
-               bad, first_bad, got, pattern(seed, first_bad));
+               bad, first_bad, got, guest_pattern(seed, first_bad));
         return 1;
     }
     printf(", all ok\n");

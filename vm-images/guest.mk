@@ -40,7 +40,7 @@ $(GUEST_KCONFIG): $(GUEST_PKGS)/kernel-release
 
 # dax-pattern: pattern write/verify through a devdax mmap (no read/write
 # on devdax, so busybox dd cannot do it).
-$(GUEST_DIR)/dax-pattern: $(TOP)/vm-images/dax-pattern.c
+$(GUEST_DIR)/dax-pattern: $(TOP)/vm-images/dax-pattern.c $(TOP)/vm-images/guest-util.h
 	@mkdir -p $(@D)
 	$(CC) -static -O2 $(WARN) $(CSTD) -o $@ $<
 

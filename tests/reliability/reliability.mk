@@ -22,9 +22,9 @@ REL_LOG_DIR = $(or $(TEST_LOG_DIR),$(BUILD)/test-logs)
 TESTS += $(REL_TESTS)
 TEST_DEPS += qemu guest-image mio
 
-$(REL_PROBE): $(REL_DIR)/relprobe.c
+$(REL_PROBE): $(REL_DIR)/relprobe.c $(TOP)/vm-images/guest-util.h
 	@mkdir -p $(@D)
-	$(CC) -static -O2 $(WARN) $(CSTD) -o $@ $<
+	$(CC) -static -O2 $(WARN) $(CSTD) -I$(TOP)/vm-images -o $@ $<
 $(GUEST_INITRAMFS): $(REL_PROBE)
 all: $(REL_PROBE)
 

@@ -6,7 +6,7 @@
  *   relprobe write  DAX SEED OFFSET LENGTH   pattern over [OFFSET, +LENGTH)
  *   relprobe verify DAX SEED OFFSET LENGTH   exit 1 on any mismatch
  *   relprobe wait   DAX SEED OFFSET SECONDS  poll until the word at OFFSET
- *                                             is pattern(SEED, OFFSET)
+ *                                             is the pattern word
  *   relprobe dma-dax DAX DISK SEED LENGTH
  *       QEMU-side DMA with devdax buffers: fill [0, LENGTH) of the device,
  *       evict it by touching [2L, 3L), O_DIRECT-write it to DISK (the
@@ -34,40 +34,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "guest-util.h"
+
+static uint64_t num(const char *s)
+{
+    return guest_parse_size("relprobe", s);
+}
+
 #define MAP_ALIGN (2ULL << 20)
 #define MPOL_BIND 2
 #define MPOL_MF_MOVE (1 << 1)
 #define MPOL_MF_STRICT (1 << 0)
-
-static uint64_t parse_size(const char *s)
-{
-    char *end;
-    uint64_t v;
-
-    errno = 0;
-    v = strtoull(s, &end, 0);
-    if (errno || end == s)
-        goto bad;
-    switch (*end) {
-    case 'G': v <<= 10; /* fall through */
-    case 'M': v <<= 10; /* fall through */
-    case 'K': v <<= 10; end++; break;
-    }
-    if (*end == '\0')
-        return v;
-bad:
-    fprintf(stderr, "relprobe: bad number '%s'\n", s);
-    exit(2);
-}
-
-static uint64_t pattern(uint64_t seed, uint64_t off)
-{
-    uint64_t z = seed + off * 0x9e3779b97f4a7c15ULL;
-
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 static void die(const char *what)
 {
@@ -98,7 +75,7 @@ static void fill(volatile uint64_t *buf, uint64_t seed, uint64_t off,
                  uint64_t len)
 {
     for (uint64_t i = 0; i < len / 8; i++)
-        buf[i] = pattern(seed, off + 8 * i);
+        buf[i] = guest_pattern(seed, off + 8 * i);
 }
 
 static uint64_t check(volatile uint64_t *buf, uint64_t seed, uint64_t off,
@@ -107,7 +84,7 @@ static uint64_t check(volatile uint64_t *buf, uint64_t seed, uint64_t off,
     uint64_t bad = 0;
 
     for (uint64_t i = 0; i < len / 8; i++) {
-        uint64_t want = pattern(seed, off + 8 * i), got = buf[i];
+        uint64_t want = guest_pattern(seed, off + 8 * i), got = buf[i];
         if (got != want) {
             if (bad < 5)
                 fprintf(stderr, "relprobe: %s: mismatch at 0x%" PRIx64
@@ -251,8 +228,8 @@ int main(int argc, char **argv)
 {
     if (argc == 6 && (!strcmp(argv[1], "write") ||
                       !strcmp(argv[1], "verify"))) {
-        uint64_t seed = parse_size(argv[3]), off = parse_size(argv[4]),
-                 len = parse_size(argv[5]);
+        uint64_t seed = num(argv[3]), off = num(argv[4]),
+                 len = num(argv[5]);
         volatile uint64_t *m;
         if (off % 8 || len % 8)
             return 2;
@@ -271,12 +248,12 @@ int main(int argc, char **argv)
         return bad ? 1 : 0;
     }
     if (argc == 6 && !strcmp(argv[1], "wait")) {
-        uint64_t seed = parse_size(argv[3]), off = parse_size(argv[4]);
+        uint64_t seed = num(argv[3]), off = num(argv[4]);
         double secs = atof(argv[5]);
         volatile uint64_t *m = map_dax(argv[2], off + 8, NULL);
         struct timespec ts = { 0, 50 * 1000 * 1000 };
         for (double t = 0; t < secs; t += 0.05) {
-            if (m[off / 8] == pattern(seed, off)) {
+            if (m[off / 8] == guest_pattern(seed, off)) {
                 printf("relprobe: wait done after %.1f s\n", t);
                 return 0;
             }
@@ -286,12 +263,12 @@ int main(int argc, char **argv)
         return 1;
     }
     if (argc == 6 && !strcmp(argv[1], "dma-dax"))
-        return dma_dax(argv[2], argv[3], parse_size(argv[4]),
-                       parse_size(argv[5]));
+        return dma_dax(argv[2], argv[3], num(argv[4]),
+                       num(argv[5]));
     if (argc == 8 && !strcmp(argv[1], "dma-ram"))
-        return dma_ram(atoi(argv[2]), argv[3], parse_size(argv[4]),
-                       parse_size(argv[5]), parse_size(argv[6]),
-                       parse_size(argv[7]));
+        return dma_ram(atoi(argv[2]), argv[3], num(argv[4]),
+                       num(argv[5]), num(argv[6]),
+                       num(argv[7]));
     fprintf(stderr, "usage: relprobe write|verify DAX SEED OFFSET LENGTH\n"
             "       relprobe wait DAX SEED OFFSET SECONDS\n"
             "       relprobe dma-dax DAX DISK SEED LENGTH\n"
