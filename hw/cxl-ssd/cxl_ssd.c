@@ -37,7 +37,6 @@ static bool cxl_ssd_parse_options(CXLSSDState *s, uint64_t device_size,
                                   Error **errp)
 {
     char err[256];
-    enum cxlssd_delivery delivery;
     long phys_pages = sysconf(_SC_PHYS_PAGES);
     long page_size = sysconf(_SC_PAGESIZE);
 
@@ -84,12 +83,12 @@ static bool cxl_ssd_parse_options(CXLSSDState *s, uint64_t device_size,
     }
     /* uffd-only options: bad values are errors in mmio mode too. */
     if (cxlssd_delivery_from_name_any(s->delivery ? s->delivery : "poll",
-                                      &delivery)) {
+                                      &s->delivery_mode)) {
         error_setg(errp, "delivery=%s: must be one of poll, busy, sigbus",
                    s->delivery);
         return false;
     }
-    if (delivery == CXLSSD_DELIVERY_SIGBUS && s->mode == CXL_SSD_MODE_UFFD) {
+    if (cxl_ssd_sigbus(s)) {
         /* Under KVM a vCPU's access faults inside KVM_RUN, where a
          * SIGBUS-mode userfaultfd makes KVM fail the run, not signal. */
         if (!tcg_enabled()) {
@@ -107,8 +106,6 @@ static bool cxl_ssd_parse_options(CXLSSDState *s, uint64_t device_size,
             return false;
         }
     }
-    s->sigbus = s->mode == CXL_SSD_MODE_UFFD &&
-                delivery == CXLSSD_DELIVERY_SIGBUS;
     if (cxlssd_trap_check_cpus(s->handler_cpus, err, sizeof(err)) < 0) {
         error_setg(errp, "%s", err);
         return false;
@@ -175,9 +172,7 @@ static bool cxl_ssd_start_uffd(CXLSSDState *s, MemoryRegion *vmr,
     void *media;
     int fd;
 
-    tcfg.delivery = CXLSSD_DELIVERY_POLL;
-    cxlssd_delivery_from_name_any(s->delivery ? s->delivery : "poll",
-                                  &tcfg.delivery);     /* checked at parse */
+    tcfg.delivery = s->delivery_mode;
     fd = cxl_ssd_media_fd(s, vmr, &fd_offset, errp);
     if (fd < 0) {
         return false;

@@ -51,7 +51,7 @@ struct CXLSSDState {
                                      * mmio: the backend's own mapping */
     uint8_t *media_host;            /* the backend's own mapping (never
                                      * registered with userfaultfd) */
-    bool sigbus;                    /* uffd mode, delivery=sigbus */
+    enum cxlssd_delivery delivery_mode;     /* parsed "delivery" */
     uint64_t media_size;
     const char *accel;
 
@@ -72,6 +72,13 @@ struct CXLSSDState {
     void (*parent_reg_write)(void *opaque, hwaddr offset, uint64_t value,
                              unsigned size);
 };
+
+/* uffd mode with in-thread (SIGBUS) miss delivery */
+static inline bool cxl_ssd_sigbus(const CXLSSDState *s)
+{
+    return s->mode == CXL_SSD_MODE_UFFD &&
+           s->delivery_mode == CXLSSD_DELIVERY_SIGBUS;
+}
 
 /* cxl_ssd_window.c: HDM commit tracking and the overlay */
 void cxl_ssd_window_init(CXLSSDState *s);

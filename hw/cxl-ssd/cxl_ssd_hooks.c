@@ -69,7 +69,7 @@ void cxl_ssd_hooks_fill(CXLSSDState *s, struct cxlssd_trap_hooks *hooks)
         hooks->serialize_begin = NULL;
         hooks->serialize_end = NULL;
     }
-    if (s->sigbus) {
+    if (cxl_ssd_sigbus(s)) {
         /*
          * vCPU misses are served in a SIGBUS handler on the vCPU thread:
          * nothing there may take a lock (bql=on is refused at realize, and

@@ -151,7 +151,7 @@ static void cxl_ssd_window_map(CXLSSDState *s)
     name = g_strdup_printf("cxl-ssd-overlay:%s",
                            DEVICE(s)->id ? DEVICE(s)->id : "anon");
     s->overlay_dpa = d.skip;
-    if (s->sigbus) {
+    if (cxl_ssd_sigbus(s)) {
         memory_region_init_ram_device_ptr(&s->overlay, OBJECT(s), name, size,
                                           s->media + d.skip);
         /* QEMU's own accesses: through the device, not the RAM pointer */

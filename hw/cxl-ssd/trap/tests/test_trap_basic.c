@@ -151,17 +151,10 @@ static double cpu_seconds(void)
  * the next miss is still served. */
 static void check_busy_idle(struct env *e)
 {
-    struct cxlssd_config mc;
-    test_model_config(&mc, e->npages, FRAMES);
-    struct cxlssd_model *m = test_model(&mc);
-    struct cxlssd_trap_config tc;
-    char err[256];
-    test_trap_config(&tc, CXLSSD_DELIVERY_BUSY, 1);
-    struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e->a, e->len, &tc, NULL,
-                                                err, sizeof(err)) : NULL;
+    struct cxlssd_model *m;
+    struct cxlssd_trap *t = open_small_trap(e, CXLSSD_DELIVERY_BUSY, FRAMES,
+                                            &m, "busy idle");
     if (!t) {
-        ok(0, "busy idle: trap: %s", m ? err : "model");
-        cxlssd_model_free(m);
         return;
     }
     fill_pattern(e->b, 8, 0x1d1e);

@@ -228,6 +228,35 @@ static inline int access_ok_or_skip(void)
 }
 
 /*
+ * A model with @frames frames over all of @e and a trap (delivery @d, one
+ * handler) on view A; *@mp gets the model.  On failure reports a failed
+ * check named @what and returns NULL with nothing left allocated.
+ */
+static inline struct cxlssd_trap *open_small_trap(struct env *e,
+                                                  enum cxlssd_delivery d,
+                                                  uint64_t frames,
+                                                  struct cxlssd_model **mp,
+                                                  const char *what)
+{
+    struct cxlssd_config mc;
+    test_model_config(&mc, e->npages, frames);
+    struct cxlssd_model *m = test_model(&mc);
+    struct cxlssd_trap_config tc;
+    char err[256];
+    test_trap_config(&tc, d, 1);
+    struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e->a, e->len, &tc, NULL,
+                                                err, sizeof(err)) : NULL;
+    if (!t) {
+        ok(0, "%s (%s): trap: %s", what, cxlssd_delivery_name(d),
+           m ? err : "model");
+        cxlssd_model_free(m);
+        return NULL;
+    }
+    *mp = m;
+    return t;
+}
+
+/*
  * A page the model holds resident loses its mapping behind the engine's
  * back (an outside MADV_DONTNEED): the next access must map it again, not
  * fault forever (wake alone would livelock).  Checked for @d; the caller's
@@ -236,18 +265,9 @@ static inline int access_ok_or_skip(void)
 static inline void check_lost_mapping(struct env *e,
                                       enum cxlssd_delivery d)
 {
-    struct cxlssd_config mc;
-    test_model_config(&mc, e->npages, 16);
-    struct cxlssd_model *m = test_model(&mc);
-    struct cxlssd_trap_config tc;
-    char err[256];
-    test_trap_config(&tc, d, 1);
-    struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e->a, e->len, &tc, NULL,
-                                                err, sizeof(err)) : NULL;
+    struct cxlssd_model *m;
+    struct cxlssd_trap *t = open_small_trap(e, d, 16, &m, "lost mapping");
     if (!t) {
-        ok(0, "lost mapping (%s): trap: %s", cxlssd_delivery_name(d),
-           m ? err : "model");
-        cxlssd_model_free(m);
         return;
     }
     fill_pattern(e->b, 4, 0x1057);
