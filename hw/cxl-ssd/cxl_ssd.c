@@ -407,13 +407,15 @@ static const struct {
     { "handler-cpus", "host CPUs for handler threads, e.g. \"0,1\" "
       "(default: not pinned)" },
     { "compensate", "shorten each miss's NAND wait by the delivery time "
-      "already spent, so observed latency tracks the configured latency "
-      "(default off)" },
-    { "compensate-ns", "with compensate=on: calibrated delivery time the "
-      "device cannot measure per miss (host fault -> handler, wake -> vCPU "
-      "running), subtracted from every NAND wait on top of the measured "
-      "part, 0..10000000 ns (default 0; bench/breakdown/fig1 calibrates "
-      "it)" },
+      "already spent since the host fault (uffd: measured per miss from "
+      "perf samples of the kernel's page fault / kvm_exit tracepoints, "
+      "needs CAP_PERFMON; mmio: from the access callback), so observed "
+      "latency tracks the configured latency (default off)" },
+    { "compensate-ns", "with compensate=on: calibrated time no clock sees "
+      "before the wait ends (fault entry before the tracepoint, wake -> "
+      "vCPU running; mmio: TCG's exit and return), subtracted from every "
+      "NAND wait on top of the measured part, 0..10000000 ns (default 0; "
+      "bench/breakdown/fig1 calibrates it)" },
     { "track-dirty", "detect first writes to resident pages with "
       "userfaultfd write-protect, for exact dirty state (default on)" },
     { "record", "path of the per-miss CSV (default: no records)" },

@@ -32,6 +32,7 @@ static const struct {
 } cxl_ssd_trap_counters[] = {
     TRAP_U64(faults), TRAP_U64(wp_faults), TRAP_U64(duplicate_faults),
     TRAP_U64(remaps),
+    TRAP_U64(unclocked_misses),
     TRAP_U64(wakes), TRAP_U64(madvise_calls), TRAP_U64(pages_unmapped),
     TRAP_U64(bql_wait_ns), TRAP_U64(records_written),
     TRAP_U64(records_dropped),

@@ -102,7 +102,8 @@ void cxlssd_record_write_header(FILE *out)
           "prefetch_hit,waited_loading,compensated,nvictims,victim_page,"
           "t_fault_ns,t_bql_req_ns,t_bql_acq_ns,t_decision_start_ns,"
           "t_decision_end_ns,t_unmapped_ns,t_deadline_ns,"
-          "t_deadline_model_ns,t_wait_end_ns,t_mapped_ns,t_bql_rel_ns\n",
+          "t_deadline_model_ns,t_wait_end_ns,t_mapped_ns,t_bql_rel_ns,"
+          "t_host_fault_ns\n",
           out);
 }
 
@@ -119,7 +120,7 @@ static void write_row(FILE *out, const struct cxlssd_record *x,
             "%u,%u,%u,%u,%u,%u,%" PRIu32 ",%s,"
             "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ","
             "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ","
-            "%" PRIu64 "\n",
+            "%" PRIu64 ",%" PRIu64 "\n",
             x->seq, x->page, x->tid, x->vcpu, mode ? mode : "",
             accel ? accel : "",
             !!(f & CXLSSD_REC_WRITE), !!(f & CXLSSD_REC_DIRTY_EVICT),
@@ -129,7 +130,7 @@ static void write_row(FILE *out, const struct cxlssd_record *x,
             x->t_fault_ns, x->t_bql_req_ns, x->t_bql_acq_ns,
             x->t_decision_start_ns, x->t_decision_end_ns, x->t_unmapped_ns,
             x->t_deadline_ns, x->t_deadline_model_ns, x->t_wait_end_ns,
-            x->t_mapped_ns, x->t_bql_rel_ns);
+            x->t_mapped_ns, x->t_bql_rel_ns, x->t_host_fault_ns);
 }
 
 uint64_t cxlssd_record_drain(struct cxlssd_record_ring *r, FILE *out,

@@ -41,6 +41,9 @@ struct cxlssd_record {
     uint64_t t_wait_end_ns;
     uint64_t t_mapped_ns;       /* UFFDIO_CONTINUE returned / access done */
     uint64_t t_bql_rel_ns;
+    /* the kernel event that raised the fault (page fault or KVM exit), from
+     * the trap's host fault clock; 0 = not measured */
+    uint64_t t_host_fault_ns;
 };
 
 struct cxlssd_record_ring;

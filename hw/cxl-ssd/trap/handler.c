@@ -29,17 +29,18 @@
  * A faulting thread is never left un-woken: every path ends in CONTINUE,
  * WRITEPROTECT(mode=0) or WAKE, including the stop path.
  *
- * Compensation (cfg->compensate): the handler can only time a fault from
- * the moment it read the event (t_fault); the kernel's delivery before that
- * read (fault entry, wake-up of a poll()ing handler) and the faulting
- * thread's way back after UFFDIO_CONTINUE are not measurable here.  What is
- * compensated per miss, measured, is the time between reading the event
- * and the model decision (serialize hook/BQL wait, retries); on top of it
- * cfg->compensate_ns, a calibrated constant for the unmeasurable part
- * (bench/breakdown/fig1 calibrates it from a traced run): the wait ends at
- * deadline_model - (decision_start - t_fault) - compensate_ns, never before
- * the decision ended.  Records keep both deadlines (t_deadline_model_ns,
- * t_deadline_ns).
+ * Compensation (cfg->compensate): the wait is shortened by the delivery
+ * already spent when the model decided, measured per miss from the kernel
+ * event that raised the fault (t_host_fault_ns, the trap's host fault
+ * clock: a page fault, or the KVM exit) when the clock has it, else from
+ * the handler's own t_fault (the thread's first miss; counted as
+ * unclocked).  On top of it cfg->compensate_ns, a calibrated constant for
+ * what no clock sees before the wait ends (the fault's entry before the
+ * tracepoint, the faulting thread's way back after UFFDIO_CONTINUE;
+ * bench/breakdown/fig1 calibrates it): the wait
+ * ends at deadline_model - (decision_start - t_host_fault) - compensate_ns,
+ * never before the decision ended.  Records keep both deadlines
+ * (t_deadline_model_ns, t_deadline_ns).
  */
 #include <errno.h>
 #include <linux/userfaultfd.h>
@@ -211,7 +212,7 @@ static void remap_resident(struct cxlssd_trap *t, uint64_t page)
 }
 
 static void handle_miss(struct cxlssd_trap *t, uint64_t page, bool write,
-                        pid_t tid, uint64_t t_fault)
+                        pid_t tid, uint64_t t_fault, uint64_t t_host_fault)
 {
     struct cxlssd_miss m;
     struct cxlssd_record rec;
@@ -223,6 +224,7 @@ static void handle_miss(struct cxlssd_trap *t, uint64_t page, bool write,
     rec.flags = write ? CXLSSD_REC_WRITE : 0;
     rec.victim_page = UINT64_MAX;
     rec.t_fault_ns = t_fault;
+    rec.t_host_fault_ns = t_host_fault;
 
     bool locked = false;
     if (t->hooks.serialize_begin) {
@@ -274,9 +276,14 @@ static void handle_miss(struct cxlssd_trap *t, uint64_t page, bool write,
             }
             uint64_t deadline = m.deadline_ns;
             if (t->cfg.compensate) {
+                uint64_t since = t_host_fault ? t_host_fault : t_fault;
                 uint64_t shift = t->cfg.compensate_ns;
-                if (m.decision_start_ns > t_fault) {
-                    shift += m.decision_start_ns - t_fault;
+                if (m.decision_start_ns > since) {
+                    shift += m.decision_start_ns - since;
+                }
+                if (!t_host_fault) {
+                    atomic_fetch_add_explicit(&t->st_unclocked, 1,
+                                              memory_order_relaxed);
                 }
                 deadline = deadline > shift ? deadline - shift : 0;
                 if (deadline < m.decision_end_ns) {
@@ -391,7 +398,8 @@ static void handle_msg(struct cxlssd_trap *t, const struct uffd_msg *msg,
         return;
     }
     handle_miss(t, page, (flags & UFFD_PAGEFAULT_FLAG_WRITE) != 0, tid,
-                t_fault);
+                t_fault, trap_fault_clock_read(t->fault_clock, tid, addr,
+                                               t_fault));
 }
 
 /*
@@ -486,7 +494,8 @@ static void sigbus_serve(struct cxlssd_trap *t, uintptr_t addr, bool write,
     if (!tid) {
         tid = (pid_t)syscall(SYS_gettid);
     }
-    handle_miss(t, page, write, tid, t_fault);
+    handle_miss(t, page, write, tid, t_fault,
+                trap_fault_clock_read(t->fault_clock, tid, addr, t_fault));
 }
 
 void cxlssd_trap_access(struct cxlssd_trap *t, uint64_t offset,
@@ -511,7 +520,9 @@ void cxlssd_trap_access(struct cxlssd_trap *t, uint64_t offset,
         if (!tid) {
             tid = (pid_t)syscall(SYS_gettid);
         }
-        handle_miss(t, page, write, tid, trap_now());
+        /* no fault: the miss starts with this call, exactly timed */
+        uint64_t now = trap_now();
+        handle_miss(t, page, write, tid, now, now);
     }
 }
 

@@ -148,6 +148,7 @@ static void trap_destroy(struct cxlssd_trap *t)
     t->rec_writer = NULL;
     t->ring = NULL;
     trap_prefetch_destroy(t);
+    trap_fault_clock_free(t->fault_clock);
     pthread_mutex_destroy(&t->ctl_lock);
     pthread_cond_destroy(&t->ctl_cond);
     pthread_mutex_destroy(&t->reset_lock);
@@ -266,6 +267,12 @@ struct cxlssd_trap *cxlssd_trap_new(struct cxlssd_model *model,
         snprintf(err, errlen, "cxl-ssd trap: eventfd: %s", strerror(errno));
         goto fail;
     }
+    if (cfg->compensate) {
+        t->fault_clock = trap_fault_clock_new(ps, err, errlen);
+        if (!t->fault_clock) {
+            goto fail;
+        }
+    }
     /* SIGBUS delivery: the handler must be in place before the range is
      * registered (from then on an access raises SIGBUS). */
     if ((t->sigbus && trap_sigbus_attach(t, err, errlen) < 0) ||
@@ -346,6 +353,7 @@ void cxlssd_trap_get_stats(struct cxlssd_trap *t, struct cxlssd_trap_stats *out)
     out->bql_wait_ns = atomic_load(&t->st_bql_wait_ns);
     out->sigbus_faults = atomic_load(&t->st_sigbus);
     out->remaps = atomic_load(&t->st_remaps);
+    out->unclocked_misses = atomic_load(&t->st_unclocked);
     if (t->ring) {
         out->records_written = cxlssd_record_written(t->ring);
         out->records_dropped = cxlssd_record_dropped(t->ring);

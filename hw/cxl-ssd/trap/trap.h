@@ -73,12 +73,18 @@ struct cxlssd_trap_config {
     enum cxlssd_delivery delivery;
     uint32_t handler_threads;   /* >= 1 */
     const char *handler_cpus;   /* "0,1" or "" (no pinning) */
-    bool compensate;            /* shorten NAND wait by delivery time */
     /*
-     * With compensate: a calibrated, constant part of the delivery that the
-     * handler cannot time itself (host fault -> handler reads the event,
-     * UFFDIO_CONTINUE -> faulting thread runs again), subtracted from every
-     * miss's NAND wait on top of the measured part.  0 = measured part only.
+     * Shorten each miss's NAND wait by the delivery time already spent
+     * since the kernel took the fault, measured per miss with the host
+     * fault clock (perf samples of the fault tracepoints, fault_clock.c);
+     * cxlssd_trap_new() fails if that clock cannot be opened.
+     */
+    bool compensate;
+    /*
+     * With compensate: a calibrated, constant part that no clock sees
+     * before the wait ends (the fault's entry before the tracepoint fires;
+     * UFFDIO_CONTINUE -> the faulting thread runs the access again),
+     * subtracted on top of the measured part.
      */
     uint64_t compensate_ns;
     /*
@@ -161,6 +167,9 @@ struct cxlssd_trap_stats {
     uint64_t sigbus_faults;     /* SIGBUS delivery: signals served */
     uint64_t remaps;            /* faults on pages the model holds resident
                                  * that were not mapped: mapped again */
+    uint64_t unclocked_misses;  /* compensated from the handler's own
+                                 * clock: no host fault time (a thread's
+                                 * first miss) */
 };
 void cxlssd_trap_get_stats(struct cxlssd_trap *t, struct cxlssd_trap_stats *out);
 

@@ -92,6 +92,19 @@ int trap_parse_cpus(const char *list, int *cpus, int max, char *err,
 int trap_sigbus_attach(struct cxlssd_trap *t, char *err, size_t errlen);
 void trap_sigbus_detach(struct cxlssd_trap *t);
 
+/* ---- fault_clock.c: when the kernel took a thread's fault ---- */
+struct trap_fault_clock;
+/* Checks the tracepoints and the permission to sample them; NULL with a
+ * message in @err.  @page_size: granularity of the address match. */
+struct trap_fault_clock *trap_fault_clock_new(size_t page_size, char *err,
+                                              size_t errlen);
+void trap_fault_clock_free(struct trap_fault_clock *c);
+/* CLOCK_MONOTONIC ns of the kernel event (page fault at @addr's page, or
+ * KVM exit) that raised @tid's current fault, no later than @not_after_ns;
+ * 0 if unknown (the thread's first miss opens its buffer). */
+uint64_t trap_fault_clock_read(struct trap_fault_clock *c, pid_t tid,
+                               uint64_t addr, uint64_t not_after_ns);
+
 /* ---- quiesce (trap.c): handlers/worker park here while paused ---- */
 /* Returns true if the caller should exit (stop requested). */
 bool trap_park_if_paused(struct cxlssd_trap *t);
@@ -173,6 +186,9 @@ struct cxlssd_trap {
     struct cxlssd_record_writer *rec_writer;
     struct cxlssd_record_ring *ring;
 
+    /* compensate: per-miss host fault times; NULL otherwise */
+    struct trap_fault_clock *fault_clock;
+
     /* statistics */
     _Atomic uint64_t st_faults;
     _Atomic uint64_t st_wp_faults;
@@ -184,6 +200,7 @@ struct cxlssd_trap {
     _Atomic uint64_t miss_ordinal;      /* served misses (cfg.record_ab) */
     _Atomic uint64_t st_sigbus;
     _Atomic uint64_t st_remaps;
+    _Atomic uint64_t st_unclocked;      /* compensated without host time */
 };
 
 #endif

@@ -20,7 +20,7 @@ static const char *const header =
     "prefetch_hit,waited_loading,compensated,nvictims,victim_page,"
     "t_fault_ns,t_bql_req_ns,t_bql_acq_ns,t_decision_start_ns,"
     "t_decision_end_ns,t_unmapped_ns,t_deadline_ns,t_deadline_model_ns,"
-    "t_wait_end_ns,t_mapped_ns,t_bql_rel_ns\n";
+    "t_wait_end_ns,t_mapped_ns,t_bql_rel_ns,t_host_fault_ns\n";
 
 static int count_fields(const char *line)
 {
@@ -78,7 +78,7 @@ int main(void)
     char *h = slurp(f);
     fclose(f);
     tap_ok(strcmp(h, header) == 0, "CSV header with units in column names");
-    tap_ok(count_fields(h) == 25, "25 columns");
+    tap_ok(count_fields(h) == 26, "26 columns");
     free(h);
 
     /* row format */
@@ -94,6 +94,7 @@ int main(void)
     rec.t_fault_ns = 1000;
     rec.t_decision_start_ns = 1100;
     rec.t_bql_rel_ns = 9999;
+    rec.t_host_fault_ns = 900;
     tap_ok(cxlssd_record_push(r, &rec), "push");
     rec.nvictims = 0;
     rec.victim_page = UINT64_MAX;
@@ -107,9 +108,9 @@ int main(void)
     tap_ok(n == 2, "drain wrote 2 rows");
     tap_ok(strcmp(rows,
                   "0,42,1234,-1,uffd,tcg,1,1,0,0,1,0,1,7,1000,0,0,1100,0,0,"
-                  "0,0,0,0,9999\n"
+                  "0,0,0,0,9999,900\n"
                   "1,42,1234,-1,uffd,tcg,0,0,1,1,0,1,0,,1000,0,0,1100,0,0,"
-                  "0,0,0,0,9999\n") == 0,
+                  "0,0,0,0,9999,900\n") == 0,
            "rows: seq, flags as 0/1, empty victim_page when none:\n%s", rows);
     free(rows);
     tap_ok(cxlssd_record_drain(r, NULL, "x", "y") == 0, "ring empty again");
@@ -176,7 +177,7 @@ int main(void)
     uint64_t lines = 0, prev_seq = 0;
     for (char *line = strtok(rows, "\n"); line; line = strtok(NULL, "\n")) {
         uint64_t seq, page;
-        if (count_fields(line) != 25 ||
+        if (count_fields(line) != 26 ||
             sscanf(line, "%" SCNu64 ",%" SCNu64, &seq, &page) != 2) {
             fields = false;
             continue;
