@@ -58,31 +58,36 @@ def mio_args(point, target):
 
 
 def job_script(point):
-    """Shell job for the guest: the chase on the device, then optionally the
-    same chase on ordinary guest RAM (same boot, same vCPU)."""
+    """Shell job for the guest: the chase on the device; with
+    run.ram-baseline=on, in the same mio run, the same chase on ordinary
+    guest RAM (anon, --thp never) sampled interleaved with the device (ABBA,
+    mio --baseline), so both see the same vCPU and host conditions.  Files:
+    mio-dax-* (device), mio-ram-* (RAM); mio-ram.out is the same stdout."""
     raw = point.get("run.raw", "on") == "on"
-    runs = [("dax", mio_args(point, "$DAX"))]
-    if point.get("run.ram-baseline", "off") == "on":
-        runs.append(("ram", mio_args(point, "anon") + ["--thp", "never"]))
-    lines = ["set -e"]
-    for tag, args in runs:
-        outs = [f"--summary-csv /tmp/mio-{tag}-summary.csv",
-                f"--cdf /tmp/mio-{tag}-cdf.csv",
-                f"--hist /tmp/mio-{tag}-hist.csv"]
-        if raw:
-            outs.append(f"--raw /tmp/mio-{tag}-raw.csv")
-        cmd = " ".join(["mio"] + [a if a == "$DAX" else shlex.quote(a)
-                                  for a in args] + outs)
-        lines += [f"echo '+ {cmd}'",
-                  f"{cmd} >/tmp/mio-{tag}.out",
-                  f"cat /tmp/mio-{tag}.out"]
+    baseline = point.get("run.ram-baseline", "off") == "on"
+    args = mio_args(point, "$DAX")
+    kinds = ["summary", "cdf", "hist"] + (["raw"] if raw else [])
+    flag = {"summary": "summary-csv", "cdf": "cdf", "hist": "hist", "raw": "raw"}
+    tags = ["dax"]
+    outs = [f"--{flag[k]} /tmp/mio-dax-{k}.csv" for k in kinds]
+    if baseline:
+        tags.append("ram")
+        args += ["--baseline", "anon", "--thp", "never"]
+        outs += [f"--baseline-{flag[k]} /tmp/mio-ram-{k}.csv" for k in kinds]
+    cmd = " ".join(["mio"] + [a if a == "$DAX" else shlex.quote(a)
+                              for a in args] + outs)
+    lines = ["set -e",
+             f"echo '+ {cmd}'",
+             f"{cmd} >/tmp/mio-dax.out",
+             "cat /tmp/mio-dax.out"]
+    for tag in tags:
         for kind in ["summary", "cdf", "hist"]:
             lines.append(f"emit mio-{tag}-{kind}.csv /tmp/mio-{tag}-{kind}.csv")
         if raw:
             # The results port carries ~100 KB/s: compress the samples.
             lines += [f"gzip -c /tmp/mio-{tag}-raw.csv >/tmp/mio-{tag}-raw.csv.gz",
                       f"emit mio-{tag}-raw.csv.gz /tmp/mio-{tag}-raw.csv.gz"]
-        lines.append(f"emit mio-{tag}.out /tmp/mio-{tag}.out")
+        lines.append(f"emit mio-{tag}.out /tmp/mio-dax.out")
     return "\n".join(lines) + "\n"
 
 

@@ -13,7 +13,9 @@ Keys:
   mio.<option>              bench/mio option without the dashes; a value of
                             "on" is a flag (mio.verify = on)
   run.raw                   on: keep every sample (needed for hit/miss split)
-  run.ram-baseline          on: also chase ordinary guest RAM in the same boot
+  run.ram-baseline          on: also chase ordinary guest RAM (anon, --thp
+                            never) in the same mio run, sampled interleaved
+                            with the device (mio --baseline): mio-ram-*
   run.trace                 on: run QEMU under tracing/trace-run (bpftrace,
                             host events -> <point>/host-events.csv)
   run.<other>               ignored by the runner (e.g. run.repeat = 1|2|3

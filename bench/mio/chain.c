@@ -46,15 +46,20 @@ int mio_chain_build(char *base, uint64_t n, uint64_t stride,
         free(next);
         return -1;
     }
+    uint64_t reported = 0;
     for (uint64_t i = 0; i < n; i++) {
         struct mio_node *node = (struct mio_node *)(base + i * stride);
         node->next = (struct mio_node *)(base + (uint64_t)next[i] * stride);
         node->scratch = 0;
-        if (progress && !(i & 4095))
-            atomic_store_explicit(progress, i, memory_order_relaxed);
+        if (progress && !(i & 4095) && i) {
+            atomic_fetch_add_explicit(progress, i - reported,
+                                      memory_order_relaxed);
+            reported = i;
+        }
     }
     if (progress)
-        atomic_store_explicit(progress, n, memory_order_relaxed);
+        atomic_fetch_add_explicit(progress, n - reported,
+                                  memory_order_relaxed);
     free(next);
     return 0;
 }
@@ -63,7 +68,7 @@ uint64_t mio_chain_check(char *base, uint64_t n, uint64_t stride,
                          uint64_t *hash, _Atomic uint64_t *progress)
 {
     uint64_t h = 0x6d696f2d636861ULL ^ n;
-    uint64_t count = 0;
+    uint64_t count = 0, reported = 0;
     char *p = base;
     uint64_t span = n * stride;
     do {
@@ -76,14 +81,18 @@ uint64_t mio_chain_check(char *base, uint64_t n, uint64_t stride,
         }
         count++;
         h = mio_mix64(h ^ (off / stride)) + count;
-        if (progress && !(count & 4095))
-            atomic_store_explicit(progress, count, memory_order_relaxed);
+        if (progress && !(count & 4095) && count <= n) {
+            atomic_fetch_add_explicit(progress, count - reported,
+                                      memory_order_relaxed);
+            reported = count;
+        }
         p = q;
     } while (p != base && count <= n);
     if (count > n)
         count = 0;              /* cycle does not return to node 0 */
     if (progress)
-        atomic_store_explicit(progress, n, memory_order_relaxed);
+        atomic_fetch_add_explicit(progress, n - reported,
+                                  memory_order_relaxed);
     if (hash)
         *hash = h;
     return count;

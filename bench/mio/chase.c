@@ -161,6 +161,32 @@ void mio_sample(struct mio_sampler *s, uint64_t *out, uint64_t count,
     }
 }
 
+/* One sample at a time, so the two sides share the machine conditions of
+ * each pair; the order flips every pair, so neither side always runs right
+ * after the other's loads (which leave their lines in the CPU caches). */
+void mio_sample_interleaved(struct mio_sampler *a, struct mio_sampler *b,
+                            uint64_t *out_a, uint64_t *out_b, uint64_t count,
+                            _Atomic uint64_t *progress)
+{
+    uint64_t *const sa = a->starts, *const sb = b->starts;
+    for (uint64_t k = 0; k < count; k++) {
+        a->starts = sa ? sa + k : NULL;
+        b->starts = sb ? sb + k : NULL;
+        if (k & 1) {
+            mio_sample(b, out_b + k, 1, NULL);
+            mio_sample(a, out_a + k, 1, NULL);
+        } else {
+            mio_sample(a, out_a + k, 1, NULL);
+            mio_sample(b, out_b + k, 1, NULL);
+        }
+        if (progress)
+            atomic_store_explicit(progress, 2 * (k + 1),
+                                  memory_order_relaxed);
+    }
+    a->starts = sa;
+    b->starts = sb;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;

@@ -44,6 +44,9 @@ struct mio_embed {
                                  * from [t*samples], in time order) */
     uint64_t *samples;          /* in: NULL or threads*samples entries: the
                                  * samples (timer units), same layout */
+    char *baseline_map;         /* in: NULL, or the --baseline region (page
+                                 * aligned; --baseline then only names it) */
+    uint64_t baseline_len;      /* in: its length */
     int *tids;                  /* in: NULL or threads entries: worker tids */
     int clock_timer;            /* out: 1 = timer is CLOCK_MONOTONIC ns,
                                  * 0 = TSC ticks */
@@ -51,6 +54,14 @@ struct mio_embed {
 };
 enum mio_timer_pref { MIO_TIMER_AUTO, MIO_TIMER_TSC, MIO_TIMER_CLOCK };
 enum mio_thp { MIO_THP_DEFAULT, MIO_THP_NEVER, MIO_THP_ALWAYS };
+
+/* Output files of one chased region (NULL = not written). */
+struct mio_outputs {
+    const char *raw;
+    const char *hist;
+    const char *cdf;
+    const char *summary_csv;
+};
 
 struct mio_config {
     const char *target;         /* "anon", a devdax device or a file */
@@ -70,11 +81,13 @@ struct mio_config {
     uint64_t loads_per_sample;
     uint64_t warmup_passes;
     double store_ratio;
-    const char *raw_path;
-    const char *hist_path;
-    const char *cdf_path;
-    const char *summary_csv_path;
-    int append;                 /* append to --summary-csv */
+    struct mio_outputs out;     /* --raw, --hist, --cdf, --summary-csv */
+    int append;                 /* append to the summary CSVs */
+    /* --baseline: a second region (anon, devdax or file, offset 0) with the
+     * same chains, sampled interleaved with the target (ABBA), so both see
+     * the same machine conditions; its files are baseline_out. */
+    const char *baseline;
+    struct mio_outputs baseline_out;
     enum mio_timer_pref timer;
     double progress_s;          /* 0 disables progress lines */
     int subtract_overhead;
@@ -113,6 +126,10 @@ const char *mio_target_kind_name(enum mio_target_kind k);
 uint64_t mio_map_length(uint64_t need, uint64_t align, uint64_t dev_size);
 int mio_target_open(const struct mio_config *cfg, uint64_t need,
                     struct mio_target *t);
+/* The --baseline region: embed->baseline_map if given, else --baseline
+ * opened like a target at offset 0. */
+int mio_baseline_open(const struct mio_config *cfg, uint64_t need,
+                      struct mio_target *t);
 void mio_target_close(struct mio_target *t);
 
 /* chain.c: nodes are stride bytes apart; next pointer at offset 0, a
@@ -124,14 +141,16 @@ struct mio_node {
 /* next[i] = successor of node i; one cycle through all n nodes. */
 int mio_chain_order(uint32_t *next, uint64_t n, enum mio_pattern pattern,
                     uint64_t seed);
-/* Writes the chain into memory at base; progress counts nodes written. */
+/* Writes the chain into memory at base; progress counts nodes written
+ * (added to *progress, so several chains can share one counter). */
 int mio_chain_build(char *base, uint64_t n, uint64_t stride,
                     enum mio_pattern pattern, uint64_t seed,
                     _Atomic uint64_t *progress);
 /* Walks from node 0 until back at node 0 (at most n+1 steps), checking that
  * every pointer lands on a node of the region.  Returns the number of
  * nodes visited in the cycle (n when intact; 0 if the walk left the
- * region or did not return).  hash: order-dependent hash of the visit. */
+ * region or did not return).  hash: order-dependent hash of the visit.
+ * progress: n is added when done. */
 uint64_t mio_chain_check(char *base, uint64_t n, uint64_t stride,
                          uint64_t *hash, _Atomic uint64_t *progress);
 
@@ -171,6 +190,11 @@ void mio_walk(struct mio_sampler *s, uint64_t n, _Atomic uint64_t *progress);
 /* count timed samples into out[] (timer units). */
 void mio_sample(struct mio_sampler *s, uint64_t *out, uint64_t count,
                 _Atomic uint64_t *progress);
+/* count samples on a and on b, interleaved: pair k times a then b for
+ * even k, b then a for odd k (ABBA).  Progress counts both sides. */
+void mio_sample_interleaved(struct mio_sampler *a, struct mio_sampler *b,
+                            uint64_t *out_a, uint64_t *out_b, uint64_t count,
+                            _Atomic uint64_t *progress);
 /* Median cost of an empty sample, in timer units. */
 uint64_t mio_timer_overhead(enum mio_tmode tmode);
 
@@ -215,7 +239,10 @@ void mio_progress_free(struct mio_progress *p);
 struct mio_run_info {
     const struct mio_config *cfg;
     const struct mio_timer *tm;
+    const char *prefix;         /* "mio" (target) or "mio-baseline" */
+    const char *target;         /* name in reports */
     const char *target_kind;
+    const struct mio_outputs *out;
     uint64_t wss_bytes;         /* effective: region * threads */
     uint64_t nodes;             /* per thread */
     uint64_t samples_total;

@@ -48,6 +48,15 @@ static void usage(FILE *f)
 "  --hist FILE         log-spaced latency histogram (CSV)\n"
 "  --cdf FILE          exact CDF points (CSV: percentile,latency_ns)\n"
 "\n"
+"Baseline (the same chase on a second region, interleaved with the target):\n"
+"  --baseline anon|/dev/daxX.Y|FILE  also chase this region (offset 0, --thp\n"
+"                      applies): the same chains, built and warmed on both,\n"
+"                      then samples alternate target/baseline in ABBA order\n"
+"                      so both see the same machine conditions; prints\n"
+"                      mio-baseline: and mio-interleave: lines too\n"
+"  --baseline-summary-csv FILE, --baseline-raw FILE, --baseline-hist FILE,\n"
+"  --baseline-cdf FILE  the baseline's files (same formats as the target's)\n"
+"\n"
 "Integrity mode:\n"
 "  --verify            write a seed+address pattern over WSS, read it back in\n"
 "                      random page order; exit 1 on mismatches\n"
@@ -172,7 +181,8 @@ enum {
     O_SAMPLES, O_LOADS, O_WARMUP, O_STORE_RATIO, O_TIMER, O_SUBTRACT,
     O_PROGRESS, O_QUIET, O_SUMMARY, O_SUMMARY_CSV, O_APPEND, O_RAW, O_HIST,
     O_CDF, O_VERIFY, O_VERIFY_PASSES, O_VERIFY_OVERLAP, O_INJECT,
-    O_INJECT_CHAIN, O_HELP,
+    O_INJECT_CHAIN, O_BASELINE, O_B_SUMMARY_CSV, O_B_RAW, O_B_HIST, O_B_CDF,
+    O_HELP,
 };
 
 static const struct option longopts[] = {
@@ -207,6 +217,11 @@ static const struct option longopts[] = {
     {"verify-overlap", no_argument, 0, O_VERIFY_OVERLAP},
     {"inject-corruption", no_argument, 0, O_INJECT},
     {"inject-chain-break", no_argument, 0, O_INJECT_CHAIN},
+    {"baseline", required_argument, 0, O_BASELINE},
+    {"baseline-summary-csv", required_argument, 0, O_B_SUMMARY_CSV},
+    {"baseline-raw", required_argument, 0, O_B_RAW},
+    {"baseline-hist", required_argument, 0, O_B_HIST},
+    {"baseline-cdf", required_argument, 0, O_B_CDF},
     {"help", no_argument, 0, O_HELP},
     {0, 0, 0, 0},
 };
@@ -327,11 +342,16 @@ int mio_parse_args(int argc, char **argv, struct mio_config *cfg)
             break;
         case O_QUIET: cfg->quiet = 1; break;
         case O_SUMMARY: break;
-        case O_SUMMARY_CSV: cfg->summary_csv_path = a; break;
+        case O_SUMMARY_CSV: cfg->out.summary_csv = a; break;
         case O_APPEND: cfg->append = 1; break;
-        case O_RAW: cfg->raw_path = a; break;
-        case O_HIST: cfg->hist_path = a; break;
-        case O_CDF: cfg->cdf_path = a; break;
+        case O_RAW: cfg->out.raw = a; break;
+        case O_HIST: cfg->out.hist = a; break;
+        case O_CDF: cfg->out.cdf = a; break;
+        case O_BASELINE: cfg->baseline = a; break;
+        case O_B_SUMMARY_CSV: cfg->baseline_out.summary_csv = a; break;
+        case O_B_RAW: cfg->baseline_out.raw = a; break;
+        case O_B_HIST: cfg->baseline_out.hist = a; break;
+        case O_B_CDF: cfg->baseline_out.cdf = a; break;
         case O_VERIFY: cfg->verify = 1; break;
         case O_VERIFY_PASSES:
             if (parse_u64(a, &v) || v < 1 || v > 1000000)
@@ -371,8 +391,17 @@ int mio_parse_args(int argc, char **argv, struct mio_config *cfg)
         BAD("--verify-overlap/--verify-passes/--inject-corruption need --verify");
     if (cfg->offset % MIO_PAGE)
         BAD("--offset must be a multiple of 4096");
-    if (cfg->append && !cfg->summary_csv_path)
+    if (cfg->append && !cfg->out.summary_csv &&
+        !cfg->baseline_out.summary_csv)
         BAD("--append needs --summary-csv");
+    const struct mio_outputs *bo = &cfg->baseline_out;
+    if ((bo->summary_csv || bo->raw || bo->hist || bo->cdf) &&
+        !cfg->baseline)
+        BAD("--baseline-summary-csv/-raw/-hist/-cdf need --baseline");
+    if (cfg->baseline && cfg->verify)
+        BAD("--baseline applies to the chase, not to --verify");
+    if (cfg->baseline && !*cfg->baseline)
+        BAD("bad --baseline ''");
     return -1;
 }
 

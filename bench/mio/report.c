@@ -4,7 +4,9 @@
  * first keys are fixed, extra keys follow), preceded by one `mio-thread:`
  * line per thread when there are several.  Files: --summary-csv (same
  * numbers, one row for all threads and one per thread), --raw (every
- * sample in ns per load), --hist, --cdf. */
+ * sample in ns per load), --hist, --cdf.  With --baseline the baseline
+ * gets the same lines and files under the prefix `mio-baseline` and the
+ * --baseline-* paths (ri->prefix, ri->out). */
 #include "mio.h"
 
 #include <errno.h>
@@ -31,24 +33,23 @@ void mio_print_thread(FILE *f, const struct mio_run_info *ri, unsigned t,
                       const struct mio_thread_result *tr)
 {
     const struct mio_stats *st = &tr->st;
-    fprintf(f, "mio-thread: thread=%u cpu=%d samples=%llu mean_ns=%.2f "
+    fprintf(f, "%s-thread: thread=%u cpu=%d samples=%llu mean_ns=%.2f "
             "min_ns=%.2f p50_ns=%.2f p90_ns=%.2f p99_ns=%.2f p999_ns=%.2f "
             "p9999_ns=%.2f max_ns=%.2f chain_check=%s chain_hash=%016llx\n",
-            t, tr->cpu, (unsigned long long)st->n, st->mean, st->min,
-            st->p50, st->p90, st->p99, st->p999, st->p9999, st->max,
+            ri->prefix, t, tr->cpu, (unsigned long long)st->n, st->mean,
+            st->min, st->p50, st->p90, st->p99, st->p999, st->p9999, st->max,
             tr->chain_ok ? "ok" : "fail",
             (unsigned long long)tr->chain_hash);
-    (void)ri;
 }
 
 void mio_print_summary(FILE *f, const struct mio_run_info *ri,
                        const struct mio_stats *st)
 {
     const struct mio_config *c = ri->cfg;
-    fprintf(f, "mio: pattern=%s threads=%u wss_bytes=%llu stride=%llu "
+    fprintf(f, "%s: pattern=%s threads=%u wss_bytes=%llu stride=%llu "
             "samples=%llu loads_per_sample=%llu tsc_ghz=%.4f timer=%s "
             "mean_ns=%.2f p50_ns=%.2f p90_ns=%.2f p99_ns=%.2f p999_ns=%.2f "
-            "p9999_ns=%.2f max_ns=%.2f chain_check=%s",
+            "p9999_ns=%.2f max_ns=%.2f chain_check=%s", ri->prefix,
             pattern_name(c->pattern), c->threads,
             (unsigned long long)ri->wss_bytes,
             (unsigned long long)c->stride,
@@ -62,8 +63,8 @@ void mio_print_summary(FILE *f, const struct mio_run_info *ri,
             "timer_overhead_ns=%.2f timer_resolution_ns=%.2f "
             "overhead_subtracted=%d "
             "cpu_migrations=%llu thp=%s wss_ratio=%g cache_bytes=%llu "
-            "elapsed_s=%.3f\n",
-            st->min, (unsigned long long)ri->samples_total, c->target,
+            "elapsed_s=%.3f",
+            st->min, (unsigned long long)ri->samples_total, ri->target,
             ri->target_kind, (unsigned long long)ri->nodes,
             (unsigned long long)c->warmup_passes, c->store_ratio,
             (unsigned long long)c->seed,
@@ -72,6 +73,10 @@ void mio_print_summary(FILE *f, const struct mio_run_info *ri,
             c->subtract_overhead,
             (unsigned long long)ri->migrations, thp_name(c->thp),
             c->wss_ratio, (unsigned long long)c->cache_bytes, ri->elapsed_s);
+    if (c->baseline)            /* the other side of the interleaved pair */
+        fprintf(f, " interleaved_with=%s",
+                strcmp(ri->prefix, "mio") ? c->target : c->baseline);
+    fputc('\n', f);
 }
 
 static const char csv_header[] =
@@ -94,7 +99,7 @@ static void csv_row(FILE *f, const char *scope, const struct mio_run_info *ri,
             timer_name(ri->tm), st->mean, st->min, st->p50, st->p90,
             st->p99, st->p999, st->p9999, st->max, chain_ok ? "ok" : "fail",
             (unsigned long long)c->seed, c->store_ratio,
-            (unsigned long long)c->warmup_passes, c->target, ri->overhead_ns,
+            (unsigned long long)c->warmup_passes, ri->target, ri->overhead_ns,
             ri->tm->resolution_ns, c->subtract_overhead, c->wss_ratio,
             (unsigned long long)c->cache_bytes, thp_name(c->thp));
 }
@@ -121,7 +126,7 @@ int mio_write_summary_csv(const struct mio_run_info *ri,
                           const struct mio_stats *all,
                           const struct mio_thread_result *tr)
 {
-    const char *path = ri->cfg->summary_csv_path;
+    const char *path = ri->out->summary_csv;
     FILE *f = open_out(path, ri->cfg->append ? "a" : "w");
     if (!f)
         return -1;

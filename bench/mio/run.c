@@ -6,7 +6,13 @@
  * thread: builds its chain (first touch by the owner), runs the warm-up
  * passes, checks its chain, then takes its samples.  Phases are separated
  * by barriers so no thread measures while another still builds or warms.
- * The main thread only waits and prints progress. */
+ * The main thread only waits and prints progress.
+ *
+ * --baseline: a second mapping gets the same regions and, per thread, the
+ * same chain (same seed, so the same node order); every phase runs on both
+ * (build, warm-up pass by pass, check), and the samples alternate between
+ * the target and the baseline (mio_sample_interleaved, ABBA), so the two
+ * see the same machine conditions.  Each side is reported on its own. */
 #include "mio.h"
 #include "rng.h"
 
@@ -67,17 +73,25 @@ struct shared {
     struct mio_progress *prog;
     _Atomic int failed;         /* build error or broken chain */
     uint64_t nodes;
+    unsigned sides;             /* 1, or 2 with --baseline */
+};
+
+/* One chased region of one thread: side 0 the target, side 1 the
+ * baseline. */
+struct side {
+    char *base;
+    uint64_t *samples;
+    int chain_ok, build_ok;
+    uint64_t visited, hash, migrations;
 };
 
 struct worker {
     pthread_t th;
     unsigned id;
     struct shared *sh;
-    char *base;
-    uint64_t *samples;
+    struct side side[2];
     struct mio_progress_slot *slot;
-    int cpu, chain_ok, build_ok;
-    uint64_t visited, hash, migrations;
+    int cpu;
 };
 
 /* Barrier; the serial thread moves the progress display to phase ph. */
@@ -94,6 +108,7 @@ static void *worker_main(void *arg)
     struct worker *w = arg;
     struct shared *sh = w->sh;
     const struct mio_config *cfg = sh->cfg;
+    const unsigned S = sh->sides;
     uint64_t n = sh->nodes;
     uint64_t seed = mio_thread_seed(cfg->seed, w->id);
 
@@ -104,37 +119,56 @@ static void *worker_main(void *arg)
         fprintf(stderr, "mio: warning: thread %u: pinning failed: %s\n",
                 w->id, strerror(errno));
 
-    w->build_ok = !mio_chain_build(w->base, n, cfg->stride, cfg->pattern,
-                                   seed, &w->slot->done[MIO_PH_BUILD]);
-    if (!w->build_ok)
-        atomic_store(&sh->failed, 1);
+    for (unsigned i = 0; i < S; i++) {
+        struct side *d = &w->side[i];
+        d->build_ok = !mio_chain_build(d->base, n, cfg->stride, cfg->pattern,
+                                       seed, &w->slot->done[MIO_PH_BUILD]);
+        if (!d->build_ok)
+            atomic_store(&sh->failed, 1);
+    }
     phase_barrier(sh, MIO_PH_WARMUP);
 
-    struct mio_sampler s;
-    mio_sampler_init(&s, w->base, cfg->loads_per_sample, sh->tm->mode,
-                     cfg->store_ratio, seed);
-    if (!atomic_load(&sh->failed) && cfg->warmup_passes)
-        mio_walk(&s, cfg->warmup_passes * n, &w->slot->done[MIO_PH_WARMUP]);
+    /* the same seed: both sides get the same store mix */
+    struct mio_sampler s[2];
+    for (unsigned i = 0; i < S; i++)
+        mio_sampler_init(&s[i], w->side[i].base, cfg->loads_per_sample,
+                         sh->tm->mode, cfg->store_ratio, seed);
+    if (!atomic_load(&sh->failed))
+        for (uint64_t pass = 0; pass < cfg->warmup_passes; pass++)
+            for (unsigned i = 0; i < S; i++)
+                mio_walk(&s[i], n, &w->slot->done[MIO_PH_WARMUP]);
     phase_barrier(sh, MIO_PH_CHECK);
 
     if (cfg->inject_chain_break && w->id == 0)
-        ((struct mio_node *)w->base)->next = (struct mio_node *)w->base;
-    if (w->build_ok) {
-        w->visited = mio_chain_check(w->base, n, cfg->stride, &w->hash,
+        ((struct mio_node *)w->side[0].base)->next =
+            (struct mio_node *)w->side[0].base;
+    for (unsigned i = 0; i < S; i++) {
+        struct side *d = &w->side[i];
+        if (!d->build_ok)
+            continue;
+        d->visited = mio_chain_check(d->base, n, cfg->stride, &d->hash,
                                      &w->slot->done[MIO_PH_CHECK]);
-        w->chain_ok = w->visited == n;
-        if (!w->chain_ok)
+        d->chain_ok = d->visited == n;
+        if (!d->chain_ok)
             atomic_store(&sh->failed, 1);
     }
     phase_barrier(sh, MIO_PH_MEASURE);
 
     if (!atomic_load(&sh->failed)) {
-        s.p = w->base;          /* warm-up passes end where they began */
+        for (unsigned i = 0; i < S; i++)
+            s[i].p = w->side[i].base;   /* warm-up passes end where they
+                                         * began */
         if (cfg->embed && cfg->embed->starts)
-            s.starts = cfg->embed->starts + (size_t)w->id * cfg->samples;
-        mio_sample(&s, w->samples, cfg->samples,
-                   &w->slot->done[MIO_PH_MEASURE]);
-        w->migrations = s.migrations;
+            s[0].starts = cfg->embed->starts + (size_t)w->id * cfg->samples;
+        if (S == 2)
+            mio_sample_interleaved(&s[0], &s[1], w->side[0].samples,
+                                   w->side[1].samples, cfg->samples,
+                                   &w->slot->done[MIO_PH_MEASURE]);
+        else
+            mio_sample(&s[0], w->side[0].samples, cfg->samples,
+                       &w->slot->done[MIO_PH_MEASURE]);
+        for (unsigned i = 0; i < S; i++)
+            w->side[i].migrations = s[i].migrations;
     }
     if (!cfg->pin)
         w->cpu = sched_getcpu();
@@ -143,10 +177,60 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* Statistics, summary line and files of one side.  samples: T runs of N
+ * (sorted in place).  Returns MIO_EXIT_OK or MIO_EXIT_ERROR. */
+static int report_side(struct mio_run_info *ri, uint64_t *samples,
+                       struct mio_thread_result *tr, struct mio_stats *all)
+{
+    const struct mio_config *cfg = ri->cfg;
+    const unsigned T = cfg->threads;
+    const uint64_t N = cfg->samples;
+    const struct mio_outputs *o = ri->out;
+    double scale = ri->tm->ns_per_tick / (double)cfg->loads_per_sample;
+    int rc = MIO_EXIT_OK;
+
+    if (o->raw && mio_write_raw(o->raw, samples, N, T, ri->sub_ticks, scale))
+        rc = MIO_EXIT_ERROR;
+    for (unsigned t = 0; t < T; t++) {
+        mio_sort_u64(samples + (size_t)t * N, N);
+        mio_stats_compute(samples + (size_t)t * N, N, ri->sub_ticks, scale,
+                          &tr[t].st);
+    }
+    const uint64_t *sorted = samples;
+    uint64_t *merged = NULL;
+    if (T > 1) {
+        merged = malloc(N * T * sizeof(*merged));
+        if (!merged) {
+            fprintf(stderr, "mio: out of memory merging samples\n");
+            return MIO_EXIT_ERROR;
+        }
+        memcpy(merged, samples, N * T * sizeof(*merged));
+        mio_sort_u64(merged, N * T);
+        sorted = merged;
+    }
+    mio_stats_compute(sorted, N * T, ri->sub_ticks, scale, all);
+    if (T > 1)
+        for (unsigned t = 0; t < T; t++)
+            mio_print_thread(stdout, ri, t, &tr[t]);
+    mio_print_summary(stdout, ri, all);
+    fflush(stdout);
+    if (o->hist && mio_write_table(o->hist, "hist", sorted, N * T,
+                                   ri->sub_ticks, scale))
+        rc = MIO_EXIT_ERROR;
+    if (o->cdf && mio_write_table(o->cdf, "cdf", sorted, N * T,
+                                  ri->sub_ticks, scale))
+        rc = MIO_EXIT_ERROR;
+    if (o->summary_csv && mio_write_summary_csv(ri, all, tr))
+        rc = MIO_EXIT_ERROR;
+    free(merged);
+    return rc;
+}
+
 int mio_run_chase(const struct mio_config *cfg)
 {
     const unsigned T = cfg->threads;
     const uint64_t N = cfg->samples;
+    const unsigned S = cfg->baseline ? 2 : 1;
     int rc = MIO_EXIT_ERROR;
     double t_start = mio_now_s();
 
@@ -164,7 +248,7 @@ int mio_run_chase(const struct mio_config *cfg)
                 "larger stride or more threads\n");
         return MIO_EXIT_USAGE;
     }
-    if (N > SIZE_MAX / sizeof(uint64_t) / T / 2) {
+    if (N > SIZE_MAX / sizeof(uint64_t) / T / 4) {
         fprintf(stderr, "mio: too many samples\n");
         return MIO_EXIT_USAGE;
     }
@@ -177,44 +261,58 @@ int mio_run_chase(const struct mio_config *cfg)
     mio_timer_init(&tm, cfg->timer, cfg->quiet);
     uint64_t overhead = mio_timer_overhead(tm.mode);
 
-    struct mio_target tgt;
-    if (mio_target_open(cfg, region * T, &tgt))
+    struct mio_target tgt[2];
+    memset(&tgt[1], 0, sizeof(tgt[1]));
+    tgt[1].fd = -1;
+    if (mio_target_open(cfg, region * T, &tgt[0]))
         return MIO_EXIT_ERROR;
-    if (!cfg->quiet)
+    if (S == 2 && mio_baseline_open(cfg, region * T, &tgt[1])) {
+        mio_target_close(&tgt[0]);
+        return MIO_EXIT_ERROR;
+    }
+    if (!cfg->quiet) {
         fprintf(stderr, "mio: target %s (%s) mapped %llu bytes at offset "
                 "%llu; %u x %llu nodes of %llu bytes\n", cfg->target,
-                mio_target_kind_name(tgt.kind),
-                (unsigned long long)tgt.map_len,
+                mio_target_kind_name(tgt[0].kind),
+                (unsigned long long)tgt[0].map_len,
                 (unsigned long long)cfg->offset, T, (unsigned long long)n,
                 (unsigned long long)cfg->stride);
+        if (S == 2)
+            fprintf(stderr, "mio: baseline %s (%s) mapped %llu bytes; the "
+                    "same chains, sampled interleaved with the target "
+                    "(ABBA)\n", cfg->baseline,
+                    mio_target_kind_name(tgt[1].kind),
+                    (unsigned long long)tgt[1].map_len);
+    }
 
-    uint64_t *samples = malloc(N * T * sizeof(*samples));
+    uint64_t *samples = malloc(N * T * S * sizeof(*samples));
     struct worker *ws = calloc(T, sizeof(*ws));
-    struct mio_thread_result *tr = calloc(T, sizeof(*tr));
-    uint64_t *merged = NULL;
-    struct shared sh = { .cfg = cfg, .tm = &tm, .nodes = n };
+    struct mio_thread_result *tr = calloc((size_t)T * S, sizeof(*tr));
+    struct shared sh = { .cfg = cfg, .tm = &tm, .nodes = n, .sides = S };
     atomic_init(&sh.failed, 0);
     sh.prog = mio_progress_new(T, cfg->quiet ? 0 : cfg->progress_s);
     if (!samples || !ws || !tr || !sh.prog) {
         fprintf(stderr, "mio: out of memory for %llu samples\n",
-                (unsigned long long)(N * T));
+                (unsigned long long)(N * T * S));
         goto out;
     }
-    /* fault the sample buffer in now, not inside the timed loop */
-    memset(samples, 0, N * T * sizeof(*samples));
-    mio_progress_set_total(sh.prog, MIO_PH_BUILD, n * T, "nodes");
+    /* fault the sample buffers in now, not inside the timed loop */
+    memset(samples, 0, N * T * S * sizeof(*samples));
+    mio_progress_set_total(sh.prog, MIO_PH_BUILD, n * T * S, "nodes");
     mio_progress_set_total(sh.prog, MIO_PH_WARMUP,
-                           cfg->warmup_passes * n * T, "loads");
-    mio_progress_set_total(sh.prog, MIO_PH_CHECK, n * T, "nodes");
-    mio_progress_set_total(sh.prog, MIO_PH_MEASURE, N * T, "samples");
+                           cfg->warmup_passes * n * T * S, "loads");
+    mio_progress_set_total(sh.prog, MIO_PH_CHECK, n * T * S, "nodes");
+    mio_progress_set_total(sh.prog, MIO_PH_MEASURE, N * T * S, "samples");
     pthread_barrier_init(&sh.bar, NULL, T);
 
     unsigned started = 0;
     for (unsigned t = 0; t < T; t++) {
         ws[t].id = t;
         ws[t].sh = &sh;
-        ws[t].base = tgt.map + (uint64_t)t * region;
-        ws[t].samples = samples + (size_t)t * N;
+        for (unsigned i = 0; i < S; i++) {
+            ws[t].side[i].base = tgt[i].map + (uint64_t)t * region;
+            ws[t].side[i].samples = samples + ((size_t)i * T + t) * N;
+        }
         ws[t].slot = mio_progress_slot(sh.prog, t);
         int e = pthread_create(&ws[t].th, NULL, worker_main, &ws[t]);
         if (e) {
@@ -229,38 +327,50 @@ int mio_run_chase(const struct mio_config *cfg)
         pthread_join(ws[t].th, NULL);
     pthread_barrier_destroy(&sh.bar);
 
-    struct mio_run_info ri = {
-        .cfg = cfg, .tm = &tm, .target_kind = mio_target_kind_name(tgt.kind),
-        .wss_bytes = region * T, .nodes = n, .samples_total = N * T,
-        .overhead_ns = (double)overhead * tm.ns_per_tick,
-        .sub_ticks = cfg->subtract_overhead ? overhead : 0,
-        .chain_ok = !atomic_load(&sh.failed),
-    };
-    uint64_t h = 0x6d696f;
-    for (unsigned t = 0; t < T; t++) {
-        h = mio_mix64(h ^ ws[t].hash);
-        ri.migrations += ws[t].migrations;
-        tr[t].cpu = ws[t].cpu;
-        tr[t].chain_ok = ws[t].chain_ok;
-        tr[t].chain_hash = ws[t].hash;
-        tr[t].visited = ws[t].visited;
+    static const char *const prefix[2] = { "mio", "mio-baseline" };
+    struct mio_run_info ri[2];
+    for (unsigned i = 0; i < S; i++) {
+        ri[i] = (struct mio_run_info){
+            .cfg = cfg, .tm = &tm, .prefix = prefix[i],
+            .target = i ? cfg->baseline : cfg->target,
+            .target_kind = mio_target_kind_name(tgt[i].kind),
+            .out = i ? &cfg->baseline_out : &cfg->out,
+            .wss_bytes = region * T, .nodes = n, .samples_total = N * T,
+            .overhead_ns = (double)overhead * tm.ns_per_tick,
+            .sub_ticks = cfg->subtract_overhead ? overhead : 0,
+            .chain_ok = !atomic_load(&sh.failed),
+        };
+        uint64_t h = 0x6d696f;
+        for (unsigned t = 0; t < T; t++) {
+            const struct side *d = &ws[t].side[i];
+            struct mio_thread_result *r = &tr[(size_t)i * T + t];
+            h = mio_mix64(h ^ d->hash);
+            ri[i].migrations += d->migrations;
+            r->cpu = ws[t].cpu;
+            r->chain_ok = d->chain_ok;
+            r->chain_hash = d->hash;
+            r->visited = d->visited;
+        }
+        ri[i].chain_hash = h;
     }
-    ri.chain_hash = h;
-    double scale = tm.ns_per_tick / (double)cfg->loads_per_sample;
-    struct mio_stats all;
-    memset(&all, 0, sizeof(all));
+    struct mio_stats all[2];
+    memset(all, 0, sizeof(all));
 
-    if (!ri.chain_ok) {
-        for (unsigned t = 0; t < T; t++)
-            if (!ws[t].chain_ok)
-                fprintf(stderr, "mio: thread %u: chain check FAILED: %s "
-                        "(visited %llu of %llu nodes)\n", t,
-                        ws[t].build_ok ? "cycle broken" : "build failed",
-                        (unsigned long long)ws[t].visited,
-                        (unsigned long long)n);
-        ri.samples_total = 0;
-        ri.elapsed_s = mio_now_s() - t_start;
-        mio_print_summary(stdout, &ri, &all);
+    if (!ri[0].chain_ok) {
+        for (unsigned i = 0; i < S; i++)
+            for (unsigned t = 0; t < T; t++) {
+                const struct side *d = &ws[t].side[i];
+                if (!d->chain_ok)
+                    fprintf(stderr, "mio: %sthread %u: chain check FAILED: "
+                            "%s (visited %llu of %llu nodes)\n",
+                            i ? "baseline " : "", t,
+                            d->build_ok ? "cycle broken" : "build failed",
+                            (unsigned long long)d->visited,
+                            (unsigned long long)n);
+            }
+        ri[0].samples_total = 0;
+        ri[0].elapsed_s = mio_now_s() - t_start;
+        mio_print_summary(stdout, &ri[0], &all[0]);
         rc = MIO_EXIT_CHAIN;
         goto out;
     }
@@ -272,47 +382,30 @@ int mio_run_chase(const struct mio_config *cfg)
         if (cfg->embed->samples)
             memcpy(cfg->embed->samples, samples, N * T * sizeof(*samples));
     }
-    if (cfg->raw_path &&
-        mio_write_raw(cfg->raw_path, samples, N, T, ri.sub_ticks, scale))
-        rc = MIO_EXIT_ERROR;
-    for (unsigned t = 0; t < T; t++) {
-        mio_sort_u64(samples + (size_t)t * N, N);
-        mio_stats_compute(samples + (size_t)t * N, N, ri.sub_ticks, scale,
-                          &tr[t].st);
+    for (unsigned i = 0; i < S; i++) {
+        ri[i].elapsed_s = mio_now_s() - t_start;
+        int r = report_side(&ri[i], samples + (size_t)i * T * N,
+                            tr + (size_t)i * T, &all[i]);
+        if (r != MIO_EXIT_OK)
+            rc = r;
     }
-    const uint64_t *sorted = samples;
-    if (T > 1) {
-        merged = malloc(N * T * sizeof(*merged));
-        if (!merged) {
-            fprintf(stderr, "mio: out of memory merging samples\n");
-            rc = MIO_EXIT_ERROR;
-            goto out;
-        }
-        memcpy(merged, samples, N * T * sizeof(*merged));
-        mio_sort_u64(merged, N * T);
-        sorted = merged;
+    if (S == 2) {
+        /* the pair at a glance: target / baseline */
+        printf("mio-interleave: order=abba pairs=%llu target_p50_ns=%.2f "
+               "baseline_p50_ns=%.2f ratio_p50=%.4f target_mean_ns=%.2f "
+               "baseline_mean_ns=%.2f ratio_mean=%.4f\n",
+               (unsigned long long)(N * T), all[0].p50, all[1].p50,
+               all[1].p50 > 0 ? all[0].p50 / all[1].p50 : 0.0, all[0].mean,
+               all[1].mean, all[1].mean > 0 ? all[0].mean / all[1].mean
+                                            : 0.0);
+        fflush(stdout);
     }
-    mio_stats_compute(sorted, N * T, ri.sub_ticks, scale, &all);
-    ri.elapsed_s = mio_now_s() - t_start;
-    if (T > 1)
-        for (unsigned t = 0; t < T; t++)
-            mio_print_thread(stdout, &ri, t, &tr[t]);
-    mio_print_summary(stdout, &ri, &all);
-    fflush(stdout);
-    if (cfg->hist_path && mio_write_table(cfg->hist_path, "hist", sorted,
-                                          N * T, ri.sub_ticks, scale))
-        rc = MIO_EXIT_ERROR;
-    if (cfg->cdf_path && mio_write_table(cfg->cdf_path, "cdf", sorted,
-                                         N * T, ri.sub_ticks, scale))
-        rc = MIO_EXIT_ERROR;
-    if (cfg->summary_csv_path && mio_write_summary_csv(&ri, &all, tr))
-        rc = MIO_EXIT_ERROR;
 out:
-    free(merged);
     free(samples);
     free(ws);
     free(tr);
     mio_progress_free(sh.prog);
-    mio_target_close(&tgt);
+    mio_target_close(&tgt[1]);
+    mio_target_close(&tgt[0]);
     return rc;
 }

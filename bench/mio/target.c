@@ -6,6 +6,9 @@
  *             --target-size); --offset must be aligned too
  *   FILE      MAP_SHARED mapping of a regular file (extended if short) or a
  *             block device
+ *
+ * --baseline opens a second region the same way (offset 0), or takes the
+ * embedding caller's pre-mapped one.
  */
 #include "mio.h"
 
@@ -239,6 +242,34 @@ fail:
     close(fd);
     t->fd = -1;
     return -1;
+}
+
+int mio_baseline_open(const struct mio_config *cfg, uint64_t need,
+                      struct mio_target *t)
+{
+    const struct mio_embed *e = cfg->embed;
+    if (e && e->baseline_map) {     /* the caller's region (bench/native) */
+        memset(t, 0, sizeof(*t));
+        t->fd = -1;
+        t->kind = MIO_TGT_EMBED;
+        t->align = MIO_PAGE;
+        t->map_len = mio_map_length(need, t->align, e->baseline_len);
+        if (!t->map_len) {
+            fprintf(stderr, "mio: working set %llu bytes does not fit the "
+                    "%llu-byte baseline region\n", (unsigned long long)need,
+                    (unsigned long long)e->baseline_len);
+            return -1;
+        }
+        t->dev_size = e->baseline_len;
+        t->map = e->baseline_map;
+        return 0;
+    }
+    struct mio_config c = *cfg;     /* opened like a target, at offset 0 */
+    c.target = cfg->baseline;
+    c.target_size = 0;
+    c.offset = 0;
+    c.embed = NULL;
+    return mio_target_open(&c, need, t);
 }
 
 void mio_target_close(struct mio_target *t)

@@ -139,11 +139,43 @@ run broken --wss-bytes 1M --threads 2 --samples 100 --inject-chain-break
     grep -q 'thread 0: chain check FAILED' "$tmp/broken.err"
 ok $? "a broken chain is reported (chain_check=fail, exit 3)"
 
+# --- interleaved baseline ---------------------------------------------
+run ilv --target anon --baseline anon --wss-bytes 2M --stride 64 --samples 400 \
+    --loads-per-sample 50 --thp never --summary-csv "$tmp/ilv-t.csv" --raw "$tmp/ilv-t.raw" \
+    --baseline-summary-csv "$tmp/ilv-b.csv" --baseline-raw "$tmp/ilv-b.raw" \
+    --baseline-cdf "$tmp/ilv-b.cdf" --baseline-hist "$tmp/ilv-b.hist"
+ok $rc "--baseline anon runs (exit 0)"
+[ "$(kv ilv chain_check)" = ok ] && [ "$(kv ilv chain_check mio-baseline:)" = ok ] &&
+    [ -n "$(kv ilv chain_hash)" ] && [ "$(kv ilv chain_hash)" = "$(kv ilv chain_hash mio-baseline:)" ]
+ok $? "baseline chain identical to the target's ($(kv ilv chain_hash mio-baseline:))"
+[ "$(kv ilv samples_total mio-baseline:)" = 400 ] && [ "$(kv ilv pairs mio-interleave:)" = 400 ] &&
+    [ "$(wc -l <"$tmp/ilv-t.raw")" -eq 401 ] && [ "$(wc -l <"$tmp/ilv-b.raw")" -eq 401 ]
+ok $? "target and baseline: 400 samples each"
+[ -s "$tmp/ilv-b.cdf" ] && [ -s "$tmp/ilv-b.hist" ] && [ "$(head -1 "$tmp/ilv-b.csv")" = "$(head -1 "$tmp/ilv-t.csv")" ] &&
+    grep -q '^all,rand,1,2097152,64,400,50,.*,anon,.*,never$' "$tmp/ilv-b.csv" &&
+    [ "$(head -1 "$tmp/ilv-b.cdf")" = percentile,latency_ns ] &&
+    [ "$(awk -F, 'NR > 1 { s += $3 } END { print s }' "$tmp/ilv-b.hist")" = 400 ]
+ok $? "baseline files: same schema as the target's"
+monotonic ilv mio-baseline: && [ "$(kv ilv interleaved_with)" = anon ]; ok $? "baseline summary line"
+bp50=$(kv ilv p50_ns mio-baseline:)
+[ "$(kv ilv baseline_p50_ns mio-interleave:)" = "$bp50" ] &&
+    [ "$(kv ilv target_p50_ns mio-interleave:)" = "$(kv ilv p50_ns)" ]
+ok $? "mio-interleave line pairs the two p50s (ratio_p50=$(kv ilv ratio_p50 mio-interleave:))"
+run ilvf --target "$tmp/ilv.img" --baseline anon --threads 2 --wss-bytes 1M --stride 4096 \
+    --samples 200 --store-ratio 0.5 --progress 0.001
+[ "$rc" -eq 0 ] && [ "$(kv ilvf target_kind)" = file ] && [ "$(kv ilvf target_kind mio-baseline:)" = anon ] &&
+    [ "$(grep -c '^mio-baseline-thread: ' "$tmp/ilvf.out")" -eq 2 ] &&
+    [ "$(kv ilvf chain_hash)" = "$(kv ilvf chain_hash mio-baseline:)" ]
+ok $? "file target + anon baseline, 2 threads, stores"
+run ilvbrk --baseline anon --wss-bytes 1M --samples 100 --inject-chain-break
+[ "$rc" -eq 3 ] && [ "$(kv ilvbrk chain_check)" = fail ] && ! grep -q '^mio-baseline:' "$tmp/ilvbrk.out"
+ok $? "a broken target chain still fails the run with a baseline (exit 3)"
+
 # --- usage errors ---------------------------------------------------------
 for bad in "--stride 100" "--stride 8192" "--stride 32" "--pattern zigzag" \
            "--wss-ratio 1" "--store-ratio 1.5" "--threads 0" "--samples 0" \
            "--wss-bytes 4M --wss-ratio 1 --cache-bytes 1M" "--verify-overlap" \
-           "--bogus"; do
+           "--baseline-raw x" "--verify --baseline anon" "--bogus"; do
     # shellcheck disable=SC2086
     run bad $bad
     status_is 2; ok $? "usage error: $bad"

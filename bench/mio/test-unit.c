@@ -1,5 +1,6 @@
 /* test-unit.c: TAP unit tests of MIO's modules (sizes, mapping length,
- * chains, percentiles, sorting, histogram, the hot loop's store mix). */
+ * chains, percentiles, sorting, histogram, the hot loop's store mix, the
+ * interleaved target/baseline sampling). */
 #include "mio.h"
 #include "rng.h"
 
@@ -294,6 +295,44 @@ static void test_sampler(void)
     free(mem);
 }
 
+static void test_interleave(void)
+{
+    uint64_t n = 2048, stride = 128, loads = 5, count = 101;
+    char *ma = aligned_alloc(4096, n * stride);
+    char *mb = aligned_alloc(4096, n * stride);
+    mio_chain_build(ma, n, stride, MIO_RAND, 21, NULL);
+    mio_chain_build(mb, n, stride, MIO_RAND, 21, NULL);
+    uint64_t ha = 0, hb = 0;
+    ok(mio_chain_check(ma, n, stride, &ha, NULL) == n &&
+       mio_chain_check(mb, n, stride, &hb, NULL) == n && ha == hb,
+       "baseline chain identical to the target's (same seed, hash %016llx)",
+       (unsigned long long)ha);
+    struct mio_sampler a, b;
+    uint64_t oa[101], ob[101], sa[101], sb[101];
+    mio_sampler_init(&a, ma, loads, MIO_TM_CLOCK, 0, 1);
+    mio_sampler_init(&b, mb, loads, MIO_TM_CLOCK, 0, 1);
+    a.starts = sa;
+    b.starts = sb;
+    _Atomic uint64_t prog;
+    atomic_init(&prog, 0);
+    mio_sample_interleaved(&a, &b, oa, ob, count, &prog);
+    ok(atomic_load(&prog) == 2 * count && a.starts == sa && b.starts == sb,
+       "interleaved: progress counts both sides (%llu)",
+       (unsigned long long)atomic_load(&prog));
+    ok((char *)a.p - ma == (char *)b.p - mb && a.p != ma,
+       "interleaved: both sides walked the same nodes");
+    int abba = 1;
+    for (uint64_t k = 0; k < count; k++)
+        abba &= (k & 1) ? sb[k] <= sa[k] : sa[k] <= sb[k];
+    ok(abba && sa[1] < sa[2] && sb[0] < sb[1],
+       "interleaved: ABBA order (target first on even pairs)");
+    mio_walk(&a, n - count * loads, NULL);
+    mio_walk(&b, n - count * loads, NULL);
+    ok(a.p == ma && b.p == mb, "interleaved: each side stays on its chain");
+    free(ma);
+    free(mb);
+}
+
 static void test_rng(void)
 {
     struct mio_rng r;
@@ -323,6 +362,7 @@ int main(void)
     test_sort_percentiles();
     test_hist();
     test_sampler();
+    test_interleave();
     test_rng();
     printf("1..%d\n", test_no);
     return failures ? 1 : 0;

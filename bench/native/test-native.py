@@ -10,7 +10,9 @@
   row per miss sample, components summing to the total exactly, totals equal
   to MIO's samples, no miss faster than the configured NAND read, the VM
   runner's summarize_point() reads the folder unchanged;
-- the plain-memory baseline (--ram-baseline) writes mio-ram-*.csv.
+- the plain-memory baseline (--ram-baseline): chased in the same MIO run as
+  the device, samples interleaved; writes mio-ram-*.csv with as many samples
+  as mio-dax-*.csv and the same chain.
 Needs root (userfaultfd); SKIPs otherwise.  NATIVE=path of the binary.
 """
 
@@ -160,7 +162,7 @@ def main():
            f"{s.get('miss_overhead_us_p50', 0):.2f} us)")
         diag(" ".join(f"{k}={v}" for k, v in bdl[0].items() if k.startswith("p50_")))
 
-    # --- plain-memory baseline ---
+    # --- plain-memory baseline, interleaved with the device in one MIO run ---
     outdir = os.path.join(tmp, "wss035")
     rc, out, err = run(["--size", "16M", "--device", "cache-size=1M", "--ram-baseline",
                         "--out", outdir, "--", "--pattern", "rand", "--stride", "64",
@@ -169,9 +171,32 @@ def main():
     ram = stats.read_csv(os.path.join(outdir, "mio-ram-summary.csv"))
     dax = stats.read_csv(os.path.join(outdir, "mio-dax-summary.csv"))
     ok(rc == 0 and ram and dax and ram[0]["chain_check"] == "ok" and
-       ram[0]["target"] == "memfd",
+       ram[0]["target"] == "memfd" and dax[0]["target"] == "cxl-ssd-native",
        f"--ram-baseline writes mio-ram-*.csv (dax mean {dax[0]['mean_ns'] if dax else '?'} "
        f"ns, ram mean {ram[0]['mean_ns'] if ram else '?'} ns per load)")
+    if not (ram and dax):
+        diag(out[-2000:] + err[-2000:])
+    t, b = lines_with(out, "mio:"), lines_with(out, "mio-baseline:")
+    pair = lines_with(out, "mio-interleave:")
+    ok(t and b and pair and t[0]["chain_hash"] == b[0]["chain_hash"] and
+       b[0].get("interleaved_with") == "cxl-ssd-native" and
+       pair[0].get("order") == "abba",
+       f"one MIO run, the same chain on both sides, interleaved "
+       f"(ratio_p50={pair[0].get('ratio_p50') if pair else '?'})")
+    rraw = stats.read_column(os.path.join(outdir, "mio-ram-raw.csv"), "ns_per_load")
+    draw = stats.read_column(os.path.join(outdir, "mio-dax-raw.csv"), "ns_per_load")
+    ok(len(rraw) == len(draw) == 200 and ram[0]["samples"] == dax[0]["samples"] == "200",
+       f"same number of samples on both sides ({len(draw)}, {len(rraw)})")
+    with open(os.path.join(outdir, "manifest.json")) as f:
+        man = json.load(f)
+    ok(man.get("ram_baseline") == "interleaved" and man["status"] == "ok" and
+       os.path.exists(os.path.join(outdir, "mio-ram.out")) and
+       all(os.path.exists(os.path.join(outdir, f"mio-ram-{k}.csv"))
+           for k in ("cdf", "hist")),
+       "manifest says interleaved; mio-ram.out, -cdf, -hist written")
+    rc, out, err = run(["--size", "16M", "--device", "cache-size=1M", "--ram-baseline",
+                        "--", "--verify", "--wss-bytes", "1M", "--quiet"])
+    ok(rc == 2 and "--baseline" in err, "--ram-baseline with --verify is a usage error")
     print(f"1..{n}")
     if not failed:
         subprocess.call(["rm", "-rf", tmp])
