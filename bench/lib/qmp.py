@@ -14,11 +14,16 @@ class QMP:
     def __init__(self, path, timeout=30.0):
         deadline = time.monotonic() + timeout
         while True:
+            target = path
+            if len(os.fsencode(path)) > 107:
+                # too long for sun_path: vm-images/boot-guest then makes it
+                # a symlink to a socket under a short directory
+                target = os.path.realpath(path)
             try:
                 self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                self.sock.connect(path)
+                self.sock.connect(target)
                 break
-            except (FileNotFoundError, ConnectionRefusedError):
+            except OSError:     # not there yet, refused, path too long
                 self.sock.close()
                 if time.monotonic() > deadline:
                     raise QMPError(f"no QMP server at {path} after {timeout}s")
