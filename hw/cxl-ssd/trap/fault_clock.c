@@ -35,7 +35,7 @@
 
 #include "trap_int.h"
 
-#define CLOCK_SLOTS 256          /* threads that can miss, per trap */
+#define CLOCK_SLOTS 256          /* threads with a buffer, per trap */
 #define RING_DATA_PAGES 2        /* a power of two */
 #define READ_RETRIES 4
 

@@ -211,8 +211,16 @@ static void remap_resident(struct cxlssd_trap *t, uint64_t page)
     }
 }
 
+/*
+ * A miss on @page by thread @tid, read by the engine at @t_fault.  @fault:
+ * it was raised by a page fault (uffd event, SIGBUS), whose kernel time the
+ * host fault clock may have; else the miss starts at @t_fault exactly.
+ * Only vCPU threads get a clock buffer when the embedder tells vCPUs apart
+ * (QEMU): its other threads that touch the range (I/O workers come and go)
+ * are not the guest's timing path and would only use up buffers and fds.
+ */
 static void handle_miss(struct cxlssd_trap *t, uint64_t page, bool write,
-                        pid_t tid, uint64_t t_fault, uint64_t t_host_fault)
+                        pid_t tid, uint64_t t_fault, bool fault)
 {
     struct cxlssd_miss m;
     struct cxlssd_record rec;
@@ -224,7 +232,14 @@ static void handle_miss(struct cxlssd_trap *t, uint64_t page, bool write,
     rec.flags = write ? CXLSSD_REC_WRITE : 0;
     rec.victim_page = UINT64_MAX;
     rec.t_fault_ns = t_fault;
-    rec.t_host_fault_ns = t_host_fault;
+    if (!fault) {
+        rec.t_host_fault_ns = t_fault;
+    } else if (rec.vcpu >= 0 || !t->hooks.vcpu_index) {
+        rec.t_host_fault_ns = trap_fault_clock_read(
+            t->fault_clock, tid, (uint64_t)(uintptr_t)t->base +
+            page * t->page_size, t_fault);
+    }
+    uint64_t t_host_fault = rec.t_host_fault_ns;
 
     bool locked = false;
     if (t->hooks.serialize_begin) {
@@ -398,8 +413,7 @@ static void handle_msg(struct cxlssd_trap *t, const struct uffd_msg *msg,
         return;
     }
     handle_miss(t, page, (flags & UFFD_PAGEFAULT_FLAG_WRITE) != 0, tid,
-                t_fault, trap_fault_clock_read(t->fault_clock, tid, addr,
-                                               t_fault));
+                t_fault, true);
 }
 
 /*
@@ -494,8 +508,7 @@ static void sigbus_serve(struct cxlssd_trap *t, uintptr_t addr, bool write,
     if (!tid) {
         tid = (pid_t)syscall(SYS_gettid);
     }
-    handle_miss(t, page, write, tid, t_fault,
-                trap_fault_clock_read(t->fault_clock, tid, addr, t_fault));
+    handle_miss(t, page, write, tid, t_fault, true);
 }
 
 void cxlssd_trap_access(struct cxlssd_trap *t, uint64_t offset,
@@ -520,9 +533,7 @@ void cxlssd_trap_access(struct cxlssd_trap *t, uint64_t offset,
         if (!tid) {
             tid = (pid_t)syscall(SYS_gettid);
         }
-        /* no fault: the miss starts with this call, exactly timed */
-        uint64_t now = trap_now();
-        handle_miss(t, page, write, tid, now, now);
+        handle_miss(t, page, write, tid, trap_now(), false);
     }
 }
 

@@ -7,7 +7,7 @@
  * access ended after the (compensated) wait.  With compensate=off the
  * clock is not opened and the column stays 0.  Two threads, each with its
  * own buffer, in handler-thread (poll, busy) and in-thread (sigbus)
- * delivery.
+ * delivery; with a vcpu_index hook (QEMU) only vCPU threads are clocked.
  */
 #include <pthread.h>
 #include <sys/syscall.h>
@@ -62,13 +62,24 @@ enum { C_PAGE, C_TID, C_FAULT, C_HOST, C_WAITEND, NC };
 static const char *const cols[NC] = {
     "page", "tid", "t_fault_ns", "t_host_fault_ns", "t_wait_end_ns" };
 
-static void run(struct env *e, enum cxlssd_delivery d, bool compensate)
+static struct toucher w[THREADS];
+
+/* vcpu_index hook: only toucher 0 is a "vCPU" */
+static int first_is_vcpu(void *opaque, pid_t tid)
+{
+    (void)opaque;
+    return tid == w[0].tid ? 0 : -1;
+}
+
+static void run(struct env *e, enum cxlssd_delivery d, bool compensate,
+                bool vcpu_hook)
 {
     char err[256], rec[96], tag[32];
     snprintf(rec, sizeof(rec), "/tmp/cxlssd-fault-clock-%d.csv",
              (int)getpid());
-    snprintf(tag, sizeof(tag), "%s%s", cxlssd_delivery_name(d),
-             compensate ? "_comp" : "");
+    snprintf(tag, sizeof(tag), "%s%s%s", cxlssd_delivery_name(d),
+             compensate ? "_comp" : "", vcpu_hook ? "_vcpu0" : "");
+    struct cxlssd_trap_hooks hooks = { .vcpu_index = first_is_vcpu };
     struct cxlssd_config mc;
     test_model_config(&mc, NPAGES, FRAMES);
     mc.precondition = true;
@@ -77,16 +88,17 @@ static void run(struct env *e, enum cxlssd_delivery d, bool compensate)
     test_trap_config(&tc, d, 1);
     tc.compensate = compensate;
     tc.record_path = rec;
-    struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e->a, e->len, &tc, NULL,
+    struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e->a, e->len, &tc,
+                                                vcpu_hook ? &hooks : NULL,
                                                 err, sizeof(err)) : NULL;
     if (!t) {
         ok(0, "%s: trap_new: %s", tag, m ? err : "model");
         cxlssd_model_free(m);
         return;
     }
-    static struct toucher w[THREADS];
     pthread_t th[THREADS];
     for (int i = 0; i < THREADS; i++) {
+        w[i].tid = 0;
         w[i].e = e;
         w[i].id = i;
         pthread_create(&th[i], NULL, touch_main, &w[i]);
@@ -120,6 +132,7 @@ static void run(struct env *e, enum cxlssd_delivery d, bool compensate)
         i++;
     }
     uint64_t rows = 0, clocked = 0, matched = 0, ordered = 0, late_ok = 0;
+    uint64_t other_rows = 0, other_clocked = 0;     /* toucher 1 */
     static uint64_t entry[2 * THREADS * ACCESSES];
     static uint64_t deliv[2 * THREADS * ACCESSES];
     uint64_t nd = 0;
@@ -137,6 +150,10 @@ static void run(struct env *e, enum cxlssd_delivery d, bool compensate)
         }
         rows++;
         clocked += x[C_HOST] != 0;
+        if ((pid_t)x[C_TID] == w[1].tid) {
+            other_rows++;
+            other_clocked += x[C_HOST] != 0;
+        }
         for (int k = 0; k < THREADS; k++) {
             if ((pid_t)x[C_TID] != w[k].tid) {
                 continue;
@@ -171,7 +188,19 @@ static void run(struct env *e, enum cxlssd_delivery d, bool compensate)
     ok(matched == rows, "%s: every record inside one of its thread's "
        "accesses (%llu of %llu)", tag, (unsigned long long)matched,
        (unsigned long long)rows);
-    if (compensate) {
+    if (vcpu_hook) {
+        ok(other_clocked == 0 && clocked + 1 + other_rows >= rows &&
+           st.unclocked_misses == rows - clocked,
+           "%s: only the vCPU thread has the host fault time (vCPU %llu of "
+           "%llu, other thread %llu of %llu)", tag,
+           (unsigned long long)clocked,
+           (unsigned long long)(rows - other_rows),
+           (unsigned long long)other_clocked,
+           (unsigned long long)other_rows);
+        ok(ordered == matched, "%s: access start <= host fault <= handler "
+           "(%llu of %llu)", tag, (unsigned long long)ordered,
+           (unsigned long long)matched);
+    } else if (compensate) {
         ok(clocked + THREADS >= rows && st.unclocked_misses <= THREADS &&
            st.unclocked_misses == rows - clocked,
            "%s: all but each thread's first miss have the host fault time "
@@ -219,10 +248,11 @@ int main(void)
         env_close(&e);
         return done_testing();
     }
-    run(&e, CXLSSD_DELIVERY_POLL, false);
-    run(&e, CXLSSD_DELIVERY_POLL, true);
-    run(&e, CXLSSD_DELIVERY_BUSY, true);
-    run(&e, CXLSSD_DELIVERY_SIGBUS, true);
+    run(&e, CXLSSD_DELIVERY_POLL, false, false);
+    run(&e, CXLSSD_DELIVERY_POLL, true, false);
+    run(&e, CXLSSD_DELIVERY_BUSY, true, false);
+    run(&e, CXLSSD_DELIVERY_SIGBUS, true, false);
+    run(&e, CXLSSD_DELIVERY_POLL, true, true);
     env_close(&e);
     return done_testing();
 }
