@@ -61,7 +61,7 @@ TRAP_TESTS := $(patsubst %,$(BUILD)/trap/%,$(TRAP_TEST_NAMES)) \
 TRAP_TSAN_TESTS := $(patsubst %,$(BUILD)/trap-tsan/%,$(TRAP_TEST_NAMES))
 # basic (~3x slower under TSan) and latency (timing) stay out of `make test`
 TRAP_TSAN_NAMES := test_trap_concurrency test_trap_reset test_trap_dirty \
-    test_trap_serialize
+    test_trap_serialize test_trap_fault_clock
 TESTS += $(TRAP_TESTS) $(patsubst %,$(BUILD)/trap-tsan/%,$(TRAP_TSAN_NAMES))
 
 .PHONY: trap trap-tests trap-test trap-tsan

@@ -22,7 +22,7 @@
 struct toucher {
     struct env *e;
     int id;
-    pid_t tid;
+    _Atomic pid_t tid;      /* read by the vcpu_index hook */
     uint64_t t0[ACCESSES], t1[ACCESSES], page[ACCESSES];
 };
 
@@ -71,15 +71,15 @@ static int first_is_vcpu(void *opaque, pid_t tid)
     return tid == w[0].tid ? 0 : -1;
 }
 
-static void run(struct env *e, enum cxlssd_delivery d, bool compensate,
-                bool vcpu_hook)
+/* A trap over @e with preconditioned pages; NULL with @err (and *mp
+ * freed) if the model or the trap cannot be had. */
+static struct cxlssd_trap *new_trap(struct env *e, enum cxlssd_delivery d,
+                                    bool compensate, bool vcpu_hook,
+                                    const char *rec, struct cxlssd_model **mp,
+                                    char *err, size_t errlen)
 {
-    char err[256], rec[96], tag[32];
-    snprintf(rec, sizeof(rec), "/tmp/cxlssd-fault-clock-%d.csv",
-             (int)getpid());
-    snprintf(tag, sizeof(tag), "%s%s%s", cxlssd_delivery_name(d),
-             compensate ? "_comp" : "", vcpu_hook ? "_vcpu0" : "");
-    struct cxlssd_trap_hooks hooks = { .vcpu_index = first_is_vcpu };
+    static const struct cxlssd_trap_hooks hooks = {
+        .vcpu_index = first_is_vcpu };
     struct cxlssd_config mc;
     test_model_config(&mc, NPAGES, FRAMES);
     mc.precondition = true;
@@ -90,10 +90,31 @@ static void run(struct env *e, enum cxlssd_delivery d, bool compensate,
     tc.record_path = rec;
     struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e->a, e->len, &tc,
                                                 vcpu_hook ? &hooks : NULL,
-                                                err, sizeof(err)) : NULL;
+                                                err, errlen) : NULL;
+    if (!m) {
+        snprintf(err, errlen, "model");
+    }
     if (!t) {
-        ok(0, "%s: trap_new: %s", tag, m ? err : "model");
         cxlssd_model_free(m);
+        m = NULL;
+    }
+    *mp = m;
+    return t;
+}
+
+static void run(struct env *e, enum cxlssd_delivery d, bool compensate,
+                bool vcpu_hook)
+{
+    char err[256], rec[96], tag[32];
+    snprintf(rec, sizeof(rec), "/tmp/cxlssd-fault-clock-%d.csv",
+             (int)getpid());
+    snprintf(tag, sizeof(tag), "%s%s%s", cxlssd_delivery_name(d),
+             compensate ? "_comp" : "", vcpu_hook ? "_vcpu0" : "");
+    struct cxlssd_model *m;
+    struct cxlssd_trap *t = new_trap(e, d, compensate, vcpu_hook, rec, &m,
+                                     err, sizeof(err));
+    if (!t) {
+        ok(0, "%s: trap_new: %s", tag, err);
         return;
     }
     pthread_t th[THREADS];
@@ -229,14 +250,9 @@ int main(void)
         ok(0, "memfd environment");
         return done_testing();
     }
-    struct cxlssd_config mc;
-    test_model_config(&mc, NPAGES, FRAMES);
-    struct cxlssd_model *m = test_model(&mc);
-    struct cxlssd_trap_config tc;
-    test_trap_config(&tc, CXLSSD_DELIVERY_POLL, 1);
-    tc.compensate = true;
-    struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e.a, e.len, &tc, NULL,
-                                                err, sizeof(err)) : NULL;
+    struct cxlssd_model *m;
+    struct cxlssd_trap *t = new_trap(&e, CXLSSD_DELIVERY_POLL, true, false,
+                                     NULL, &m, err, sizeof(err));
     cxlssd_trap_free(t);
     cxlssd_model_free(m);
     if (!t) {
@@ -251,7 +267,14 @@ int main(void)
     run(&e, CXLSSD_DELIVERY_POLL, false, false);
     run(&e, CXLSSD_DELIVERY_POLL, true, false);
     run(&e, CXLSSD_DELIVERY_BUSY, true, false);
+#ifdef __SANITIZE_THREAD__
+    /* TSan runs a signal handler only after its own bookkeeping, which
+     * faults too: the thread's newest fault is then TSan's */
+    printf("ok %d - sigbus_comp # SKIP ThreadSanitizer defers the SIGBUS "
+           "handler\n", ++tap_n);
+#else
     run(&e, CXLSSD_DELIVERY_SIGBUS, true, false);
+#endif
     run(&e, CXLSSD_DELIVERY_POLL, true, true);
     env_close(&e);
     return done_testing();
