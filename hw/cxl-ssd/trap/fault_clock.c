@@ -17,9 +17,11 @@
  * Timestamps use CLOCK_MONOTONIC (attr.use_clockid), the engine's clock.
  *
  * The faulting thread is blocked in the fault (or runs the SIGBUS handler)
- * until the miss is served, so its newest event is the one that raised
- * this miss; a page fault record must also name the faulting page, else the
- * miss gets no host time (0) and the caller falls back to its own clock.
+ * until the miss is served, so the fault that raised this miss is among its
+ * newest events: the newest page fault record naming the faulting page
+ * (a SIGBUS may fault in stack pages after it), or the newest record if it
+ * is a KVM exit.  Otherwise the miss gets no host time (0) and the caller
+ * falls back to its own clock.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +40,7 @@
 #define CLOCK_SLOTS 256          /* threads with a buffer, per trap */
 #define RING_DATA_PAGES 2        /* a power of two */
 #define READ_RETRIES 4
+#define SCAN_RECORDS 8           /* newest records searched for the fault */
 
 enum { EV_PF_USER, EV_PF_KERNEL, EV_KVM_EXIT, EV_COUNT };
 
@@ -291,58 +294,67 @@ static void ring_copy(const unsigned char *data, uint64_t mask, uint64_t pos,
     }
 }
 
-/* The newest record of @s: its time and, for a page fault, its address
- * (UINT64_MAX for other events).  Returns false if there is none or the
- * kernel kept writing while it was read. */
-static bool newest_event(const struct trap_fault_clock *c,
-                         const struct clock_slot *s, uint64_t *time_ns,
-                         uint64_t *addr)
+/*
+ * The time of the fault that raised the miss on @page_addr's page: the
+ * newest page fault record on that page among the newest SCAN_RECORDS
+ * records of @s (the kernel may fault in the faulting thread's stack or
+ * signal frame after the fault itself), or the newest record if it is a
+ * KVM exit (which names no host address).  0 if none, or if the kernel
+ * kept writing while it was read.
+ */
+static uint64_t find_fault(const struct trap_fault_clock *c,
+                           const struct clock_slot *s, uint64_t page_addr,
+                           uint64_t page_mask)
 {
     const struct perf_event_mmap_page *pg = s->ring;
     const unsigned char *data = (const unsigned char *)s->ring +
                                 getpagesize();
-    uint64_t mask = (uint64_t)RING_DATA_PAGES * (uint64_t)getpagesize() - 1;
+    uint64_t size = (uint64_t)RING_DATA_PAGES * (uint64_t)getpagesize();
     for (int tries = 0; tries < READ_RETRIES; tries++) {
         uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+        uint64_t found = 0, pos = head;
         if (head == 0) {
-            return false;       /* nothing written yet */
+            return 0;           /* nothing written yet */
         }
-        struct perf_event_header h;
-        ring_copy(data, mask, head, &h, sizeof(h));
-        if (h.type != PERF_RECORD_SAMPLE) {
-            return false;
-        }
-        /* sample: header, u64 time, u32 raw size, raw data */
-        unsigned char rec[256];
-        if (h.size < sizeof(h) + 12 || h.size > sizeof(rec)) {
-            return false;
-        }
-        ring_copy(data, mask, head, rec, h.size);
-        atomic_thread_fence(memory_order_acquire);
-        if (__atomic_load_n(&pg->data_head, __ATOMIC_RELAXED) != head) {
-            continue;           /* overwritten meanwhile */
-        }
-        uint32_t raw_size;
-        uint16_t type;
-        memcpy(time_ns, rec + sizeof(h), sizeof(*time_ns));
-        memcpy(&raw_size, rec + sizeof(h) + 8, sizeof(raw_size));
-        const unsigned char *raw = rec + sizeof(h) + 12;
-        if (raw_size < sizeof(type) ||
-            sizeof(h) + 12 + raw_size > h.size) {
-            return false;
-        }
-        memcpy(&type, raw, sizeof(type));
-        *addr = UINT64_MAX;
-        if ((int)type == c->ev_id[EV_PF_USER] ||
-            (int)type == c->ev_id[EV_PF_KERNEL]) {
-            if (c->addr_offset + sizeof(*addr) > raw_size) {
-                return false;
+        for (int k = 0; k < SCAN_RECORDS && !found; k++) {
+            struct perf_event_header h;
+            ring_copy(data, size - 1, pos, &h, sizeof(h));
+            /* sample: header, u64 time, u32 raw size, raw data */
+            unsigned char rec[256];
+            if (h.type != PERF_RECORD_SAMPLE || h.size < sizeof(h) + 12 ||
+                h.size > sizeof(rec) || pos + h.size - head > size) {
+                break;
             }
-            memcpy(addr, raw + c->addr_offset, sizeof(*addr));
+            ring_copy(data, size - 1, pos, rec, h.size);
+            pos += h.size;
+            uint64_t time_ns, addr;
+            uint32_t raw_size;
+            uint16_t type;
+            memcpy(&time_ns, rec + sizeof(h), sizeof(time_ns));
+            memcpy(&raw_size, rec + sizeof(h) + 8, sizeof(raw_size));
+            const unsigned char *raw = rec + sizeof(h) + 12;
+            if (raw_size < sizeof(type) ||
+                sizeof(h) + 12 + raw_size > h.size) {
+                break;
+            }
+            memcpy(&type, raw, sizeof(type));
+            if ((int)type == c->ev_id[EV_KVM_EXIT]) {
+                found = k == 0 ? time_ns : 0;
+                break;
+            }
+            if (c->addr_offset + sizeof(addr) <= raw_size) {
+                memcpy(&addr, raw + c->addr_offset, sizeof(addr));
+                if ((addr & page_mask) == page_addr) {
+                    found = time_ns;
+                }
+            }
         }
-        return true;
+        atomic_thread_fence(memory_order_acquire);
+        if (__atomic_load_n(&pg->data_head, __ATOMIC_RELAXED) == head) {
+            return found;
+        }
     }
-    return false;
+    return 0;
 }
 
 uint64_t trap_fault_clock_read(struct trap_fault_clock *c, pid_t tid,
@@ -356,15 +368,8 @@ uint64_t trap_fault_clock_read(struct trap_fault_clock *c, pid_t tid,
                                                 memory_order_acquire)) {
         return 0;
     }
-    uint64_t t = 0, fault_addr = 0;
-    bool ok = newest_event(c, s, &t, &fault_addr);
-    atomic_flag_clear_explicit(&s->reading, memory_order_release);
-    if (!ok || t > not_after_ns) {
-        return 0;
-    }
     uint64_t mask = ~(uint64_t)(c->page_size - 1);
-    if (fault_addr != UINT64_MAX && (fault_addr & mask) != (addr & mask)) {
-        return 0;               /* its newest fault is elsewhere */
-    }
-    return t;
+    uint64_t t = find_fault(c, s, addr & mask, mask);
+    atomic_flag_clear_explicit(&s->reading, memory_order_release);
+    return t <= not_after_ns ? t : 0;
 }
