@@ -113,27 +113,33 @@ static void apply_thp(const struct mio_config *cfg, void *p, uint64_t len)
                 strerror(errno));
 }
 
+/* The embedding caller's region (bench/native): @need bytes from
+ * @offset of [@map, @map + @len); @what names it in errors. */
+static int embed_open(struct mio_target *t, char *map, uint64_t len,
+                      uint64_t need, uint64_t offset, const char *what)
+{
+    t->kind = MIO_TGT_EMBED;
+    t->align = MIO_PAGE;
+    t->map_len = mio_map_length(need, t->align, len);
+    if (!t->map_len || offset > len - t->map_len) {
+        fprintf(stderr, "mio: working set %llu bytes (+offset %llu) does "
+                "not fit the %llu-byte %s\n", (unsigned long long)need,
+                (unsigned long long)offset, (unsigned long long)len, what);
+        return -1;
+    }
+    t->dev_size = len;
+    t->map = map + offset;
+    return 0;
+}
+
 int mio_target_open(const struct mio_config *cfg, uint64_t need,
                     struct mio_target *t)
 {
     memset(t, 0, sizeof(*t));
     t->fd = -1;
-    if (cfg->embed) {           /* the caller's region (bench/native) */
-        t->kind = MIO_TGT_EMBED;
-        t->align = MIO_PAGE;
-        t->map_len = mio_map_length(need, t->align, cfg->embed->len);
-        if (!t->map_len || cfg->offset > cfg->embed->len - t->map_len) {
-            fprintf(stderr, "mio: working set %llu bytes (+offset %llu) "
-                    "does not fit the %llu-byte region\n",
-                    (unsigned long long)need,
-                    (unsigned long long)cfg->offset,
-                    (unsigned long long)cfg->embed->len);
-            return -1;
-        }
-        t->dev_size = cfg->embed->len;
-        t->map = cfg->embed->map + cfg->offset;
-        return 0;
-    }
+    if (cfg->embed)
+        return embed_open(t, cfg->embed->map, cfg->embed->len, need,
+                          cfg->offset, "region");
     if (!strcmp(cfg->target, "anon")) {
         t->kind = MIO_TGT_ANON;
         t->align = MIO_PAGE;
@@ -248,21 +254,11 @@ int mio_baseline_open(const struct mio_config *cfg, uint64_t need,
                       struct mio_target *t)
 {
     const struct mio_embed *e = cfg->embed;
-    if (e && e->baseline_map) {     /* the caller's region (bench/native) */
+    if (e && e->baseline_map) {
         memset(t, 0, sizeof(*t));
         t->fd = -1;
-        t->kind = MIO_TGT_EMBED;
-        t->align = MIO_PAGE;
-        t->map_len = mio_map_length(need, t->align, e->baseline_len);
-        if (!t->map_len) {
-            fprintf(stderr, "mio: working set %llu bytes does not fit the "
-                    "%llu-byte baseline region\n", (unsigned long long)need,
-                    (unsigned long long)e->baseline_len);
-            return -1;
-        }
-        t->dev_size = e->baseline_len;
-        t->map = e->baseline_map;
-        return 0;
+        return embed_open(t, e->baseline_map, e->baseline_len, need, 0,
+                          "baseline region");
     }
     struct mio_config c = *cfg;     /* opened like a target, at offset 0 */
     c.target = cfg->baseline;
