@@ -7,10 +7,11 @@ EXPERIMENT_DEPS := qemu guest-image mio
 RUN_STAMP = $(shell date -u +%Y%m%dT%H%M%SZ)
 
 .PHONY: run bench-hit
-# The default experiment: random chase on /dev/dax0.0 over 1.5x the cache.
+# The default experiment: random chase on /dev/dax0.0 over 1.5x the cache;
+# its CDF plot (cdf.png) and, on the last line, the results folder.
 # ACCEL=auto uses KVM when a probe boot works there, TCG otherwise.
 ACCEL ?= auto
-run: $(EXPERIMENT_DEPS)
+run: $(EXPERIMENT_DEPS) figures-deps
 	@$(TOP)/bench/run $(TOP)/bench/specs/default.spec \
 	    --out $(TOP)/results/$(RUN_STAMP) --set guest.accel=$(ACCEL)
 

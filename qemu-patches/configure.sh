@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Configure QEMU (SRC_DIR, patched by fetch-source.sh) into a fresh
 # out-of-tree BUILD_DIR: x86_64 system emulator only, KVM + TCG, trace
-# backends log/simple/ftrace, compiled through ccache.
+# backends log/simple/dtrace (dtrace: USDT probes for bpftrace/perf, a no-op
+# when nothing is attached, nothing needed at start-up), through ccache.
 #   usage: configure.sh SRC_DIR BUILD_DIR
 set -euo pipefail
 
@@ -17,7 +18,7 @@ cd "$build"
     --without-default-features \
     --enable-kvm --enable-tcg \
     --disable-docs --disable-werror --disable-install-blobs \
-    --enable-trace-backends=log,simple,ftrace \
+    --enable-trace-backends=log,simple,dtrace \
     --python=/usr/bin/python3 \
     --cc="ccache gcc" \
     >configure.log 2>&1 || {

@@ -11,6 +11,7 @@ set -euo pipefail
 SOURCES_DIR=/etc/apt/sources.list.d
 MESON_MIN=1.5
 BUILD_PKGS=(ninja-build libglib2.0-dev libfdt-dev pkg-config python3 python3-venv ccache
+            systemtap-sdt-dev
             flex bison gcc make patch dpkg-dev)
 FIRMWARE_PKGS=(seabios qemu-system-data ipxe-qemu)
 

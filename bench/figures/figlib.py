@@ -333,6 +333,37 @@ def accel_desc(pts):
     return "/".join(acc).upper()
 
 
+# ---------------------------------------------------------------- one point
+
+def fig_point_cdf(pt, name="cdf"):
+    """CDF of one point's chase latencies (make run's plot), in the point's
+    folder, with the configured device latency (tR + transfer) and the
+    miss threshold marked.  Returns the PNG path, or None without samples."""
+    data = point_cdf(pt)
+    if not data:
+        return None
+    conf = stats.configured_read_ns(pt.params)
+    write_csv(os.path.join(pt.dir, name + ".csv"), ["latency_ns", "cdf", "ccdf"], data)
+    script = preamble(os.path.join(pt.dir, name + ".png"), 1000, 600)
+    script += datablock("d", data, "latency_ns cdf ccdf")
+    script += (f'set title "MIO {pt.p("mio.pattern", "")} chase on cxl-ssd, {pt.name}: '
+               f'{pt.samples_total()} samples, hit fraction {pt.hit_fraction():.3f}\\n'
+               f'({accel_desc([pt])}, {cache_desc([pt])}, WSS {pt.wss_ratio}x cache)"\n'
+               "set logscale x\nset format x '10^{%L}'\nset xrange [5:*]\n"
+               "set xlabel 'latency per load (ns)'\nset yrange [0:1]\n"
+               "set ylabel 'fraction of samples <= x'\nset key top left\n"
+               f"set arrow 1 from {conf},graph 0 to {conf},graph 1 nohead lw 2 "
+               "dt 2 lc rgb '#d62728'\n"
+               f"set arrow 2 from {pt.threshold},graph 0 to {pt.threshold},graph 1 "
+               "nohead dt 3 lc rgb 'gray40'\n"
+               "plot $d using 1:2 with lines lw 2 lc rgb '#1f77b4' title 'CDF', \\\n"
+               f"     NaN with lines lw 2 dt 2 lc rgb '#d62728' "
+               f"title 'configured device latency {conf / 1000:g} us', \\\n"
+               f"     NaN with lines dt 3 lc rgb 'gray40' "
+               f"title 'miss threshold {pt.threshold:.0f} ns'\n")
+    return save_plot(pt.dir, name, script)
+
+
 # ---------------------------------------------------------------- Fig. 5
 
 def fig_cdf(pts, outdir, name="fig5-cdf"):

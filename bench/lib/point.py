@@ -130,23 +130,22 @@ def read_json(path):
 
 
 def accel_used(outdir):
-    """boot-guest prints "booting (<accel>, ..." in its log."""
-    log = os.path.join(outdir, "boot-guest.log")
-    if os.path.exists(log):
-        with open(log) as f:
-            for line in f:
-                if "booting (" in line:
-                    return line.split("booting (", 1)[1].split(",", 1)[0]
-    return "unknown"
+    """The accelerator boot-guest used, and its KVM probe's verdict (with
+    --accel auto), from the "accel" file it writes."""
+    info = read_kv(os.path.join(outdir, "accel"))
+    return info.get("accelerator", "unknown"), info.get("kvm_probe")
 
 
-def boot_guest_cmd(point, outdir, jobfile, devstr):
+def boot_guest_cmd(point, outdir, jobfile, devstr, collect=False):
     """vm-images/boot-guest command line for @point (bench/libvirt reuses
-    it for the domain XML)."""
+    it for the domain XML).  @collect: boot-guest reads the device's
+    statistics and properties after power-off (--collect)."""
     guest = specmod.section(point, "guest.")
     cmd = [os.path.join(TOP, "vm-images", "boot-guest"),
            "--job", jobfile, "--results", outdir, "--device", devstr]
-    extra = ["-no-shutdown"]
+    if collect:
+        cmd.append("--collect")
+    extra = []
     for opt in ("mem-size", "ram", "smp", "accel", "timeout", "cpu"):
         if opt in guest:
             cmd += [f"--{opt}", guest[opt]]
@@ -173,19 +172,10 @@ def run(point_name, point, outdir, spec_path, log=print, uri=None):
         jobfile = os.path.join(tmp, "job.sh")
         with open(jobfile, "w") as f:
             f.write(job_script(point))
-        qmpdir = os.path.join(tmp, "qmp")
-        os.makedirs(qmpdir)
-        cmd = boot_guest_cmd(point, outdir, jobfile, devstr)
-        collector = None
+        cmd = boot_guest_cmd(point, outdir, jobfile, devstr, collect=not uri)
         if uri:     # boot-domain reads the statistics itself
             cmd = [os.path.join(TOP, "bench", "libvirt", "boot-domain"),
                    "--uri", uri, "--collect", DEVICE_ID] + cmd[1:]
-        else:
-            collector = subprocess.Popen(
-                [os.path.join(TOP, "bench", "qmp-collect"),
-                 os.path.join(outdir, "qmp.sock"), qmpdir, DEVICE_ID],
-                stdout=subprocess.DEVNULL,
-                stderr=open(os.path.join(tmp, "collect.err"), "w"))
         env = None
         if point.get("run.trace", "off") == "on":
             # QEMU runs under tracing/trace-run (launch mode: traced from
@@ -200,13 +190,6 @@ def run(point_name, point, outdir, spec_path, log=print, uri=None):
             rc = subprocess.call(cmd, stdout=blog, stderr=subprocess.STDOUT,
                                  env=env)
         elapsed = time.monotonic() - start
-        try:
-            if collector:
-                collector.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            collector.kill()
-        for name in os.listdir(qmpdir):
-            shutil.move(os.path.join(qmpdir, name), os.path.join(outdir, name))
         shutil.copy(os.path.join(tmp, "boot-guest.log"), outdir)
         shutil.copy(jobfile, os.path.join(outdir, "job.sh"))
 
@@ -217,6 +200,7 @@ def run(point_name, point, outdir, spec_path, log=print, uri=None):
                 shutil.copyfileobj(src, dst)
             os.remove(path)
     ginfo = read_kv(os.path.join(outdir, "guest-info"))
+    accel, kvm_probe = accel_used(outdir)
     version_file = os.path.join(BUILD, "qemu", "VERSION")
     manifest = {
         "experiment_spec": os.path.relpath(spec_path, TOP) if spec_path else None,
@@ -230,7 +214,8 @@ def run(point_name, point, outdir, spec_path, log=print, uri=None):
         "qemu_query_version": read_json(os.path.join(outdir, "qemu-version.json")),
         "guest_kernel": ginfo.get("uname_r", "unknown"),
         "guest_cpu_model": ginfo.get("cpu_model"),
-        "accelerator": accel_used(outdir),
+        "accelerator": accel,
+        "accelerator_probe": kvm_probe,
         "host_cpu": host_cpu(),
         "host_kernel": platform.release(),
         "git_commit": git_commit(),

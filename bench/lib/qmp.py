@@ -11,7 +11,10 @@ class QMPError(Exception):
 
 
 class QMP:
-    def __init__(self, path, timeout=30.0):
+    def __init__(self, path, timeout=30.0, alive=None):
+        """Connect to the server at @path within @timeout seconds; with
+        @alive (a callable), give up as soon as it returns False (the
+        QEMU that would serve the socket is gone)."""
         deadline = time.monotonic() + timeout
         while True:
             target = path
@@ -25,6 +28,8 @@ class QMP:
                 break
             except OSError:     # not there yet, refused, path too long
                 self.sock.close()
+                if alive and not alive():
+                    raise QMPError(f"QEMU exited before {path} accepted a connection")
                 if time.monotonic() > deadline:
                     raise QMPError(f"no QMP server at {path} after {timeout}s")
                 time.sleep(0.05)

@@ -2,5 +2,6 @@
 # real userfaultfd, under TCG.
 E2E_DIR := $(TOP)/tests/e2e
 TESTS += $(E2E_DIR)/test-device-props $(E2E_DIR)/test-integrity \
-         $(E2E_DIR)/test-kvm
+         $(E2E_DIR)/test-kvm $(E2E_DIR)/test-kvm-probe $(E2E_DIR)/test-fresh-host \
+         $(E2E_DIR)/test-make-run
 TEST_DEPS += qemu guest-image mio

@@ -1,23 +1,12 @@
 # Helpers for tests/multidev (sourced after tests/e2e/lib.sh).
 
-# boot_ids DIR JOBFILE "ID..." [boot-guest args...]: boot with -no-shutdown
-# while bench/qmp-collect waits to save every listed device's stats and
-# properties after the guest powers off; returns boot-guest's status.
+# boot_ids DIR JOBFILE [boot-guest args...]: boot with --collect, which
+# saves every device's stats and properties in DIR after the guest powers
+# off; returns boot-guest's status.
 boot_ids() {
-    local dir=$1 job=$2 ids=$3
-    shift 3
-    local qmpdir cpid rc=0
-    qmpdir=$(mktemp -d)
-    # shellcheck disable=SC2086
-    "$TOP/bench/qmp-collect" "$dir/qmp.sock" "$qmpdir" $ids \
-        >/dev/null 2>"$qmpdir/collect.err" &
-    cpid=$!
-    "$BOOT" --job "$job" --results "$dir" "$@" -- -no-shutdown \
-        >"$dir.boot.log" 2>&1 || rc=$?
-    wait "$cpid" 2>/dev/null || true
-    mv "$qmpdir"/* "$dir"/ 2>/dev/null || true
-    rmdir "$qmpdir" 2>/dev/null || true
-    return "$rc"
+    local dir=$1 job=$2
+    shift 2
+    "$BOOT" --job "$job" --results "$dir" --collect "$@" >"$dir.boot.log" 2>&1
 }
 
 # info_of DIR KEY: a guest-info value.

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -68,8 +69,10 @@ struct trap_fault_clock {
     struct clock_slot slots[CLOCK_SLOTS];
 };
 
+#define TRACEFS_MOUNT "/sys/kernel/tracing"
+
 static const char *tracefs_dirs[] = {
-    "/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events",
+    TRACEFS_MOUNT "/events", "/sys/kernel/debug/tracing/events",
 };
 
 static FILE *open_event_file(const char *event, const char *file)
@@ -203,14 +206,31 @@ struct trap_fault_clock *trap_fault_clock_new(size_t page_size, char *err,
     }
     c->page_size = page_size;
     c->ring_len = (size_t)(1 + RING_DATA_PAGES) * (size_t)getpagesize();
+    /*
+     * A fresh host has tracefs unmounted: mount it where we may (root),
+     * otherwise say what to mount.
+     */
+    int mount_errno = 0;
+    if (event_id(ev_names[EV_PF_USER]) < 0 &&
+        mount("nodev", TRACEFS_MOUNT, "tracefs", 0, NULL) < 0 &&
+        errno != EBUSY) {
+        mount_errno = errno;
+    }
     for (int ev = 0; ev < EV_COUNT; ev++) {
         c->ev_id[ev] = event_id(ev_names[ev]);
     }
     if (c->ev_id[EV_PF_USER] < 0 ||
         address_offset(ev_names[EV_PF_USER], &c->addr_offset) < 0) {
-        snprintf(err, errlen, "compensate=on: host fault clock: "
-                 "tracepoint exceptions:page_fault_user not found in "
-                 "tracefs (/sys/kernel/tracing)");
+        if (mount_errno) {
+            snprintf(err, errlen, "compensate=on: host fault clock: "
+                     "tracefs is not mounted and mounting it failed (%s): "
+                     "run 'mount -t tracefs nodev " TRACEFS_MOUNT
+                     "' as root", strerror(mount_errno));
+        } else {
+            snprintf(err, errlen, "compensate=on: host fault clock: "
+                     "tracepoint exceptions:page_fault_user not found in "
+                     "tracefs (" TRACEFS_MOUNT ")");
+        }
         free(c);
         return NULL;
     }
