@@ -86,12 +86,15 @@ breakdown_sum_error_max_pct=, and more key=value lines.
 
 import argparse
 import bisect
-import math
+import os
 import sys
 from collections import defaultdict
 
-COMPONENTS = ["delivery_ns", "bql_wait_ns", "model_ns", "unmap_ns",
-              "nand_wait_ns", "map_ns", "resume_ns"]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "bench", "lib"))
+import stats  # noqa: E402
+from components import COMPONENTS  # noqa: E402
+
 PERCENTILES = [50.0, 90.0, 99.0, 99.9, 99.99]
 
 # (record column, component charged for the interval ending there)
@@ -287,16 +290,7 @@ def breakdown(rec, H, R, map_end=None):
     return comp, clipped
 
 
-def percentile(sorted_vals, p):
-    """Nearest-rank percentile."""
-    n = len(sorted_vals)
-    if n == 0:
-        return ""
-    k = max(1, math.ceil(p / 100.0 * n))
-    return sorted_vals[min(k, n) - 1]
-
-
-def main():
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--device", action="append", required=True,
                     help="device per-miss records CSV (repeatable)")
@@ -318,25 +312,22 @@ def main():
     ap.add_argument("--max-gap-ns", type=int, default=1000000000,
                     help="max host fault -> t_fault and wake -> resume")
     a = ap.parse_args()
-    base = int(a.base, 0) if a.base else None
-    bases = {"fault": base,
-             "kvm_fault": int(a.gpa_base, 0) if a.gpa_base else None}
-    pct_path = a.percentiles
-    if pct_path is None:
+    if a.percentiles is None:
         stem = a.out[:-4] if a.out.endswith(".csv") else a.out
-        pct_path = stem + "-percentiles.csv"
+        a.percentiles = stem + "-percentiles.csv"
+    return a
 
-    host = Host()
-    for p in a.host:
-        host.load(p)
 
+def load_records(paths):
+    """Every record of the device CSVs: the stage timestamps as ints (0
+    when absent), the identifying columns as strings."""
     recs = []
     want = ["seq", "page", "tid", "t_fault_ns"] + [c for c, _ in
                                                    DEVICE_BOUNDARIES]
     tcols = [c for c, _ in DEVICE_BOUNDARIES] + ["t_deadline_ns"]
     scols = ("seq", "page", "tid", "vcpu", "write", "waited_loading",
              "nvictims", "mode")
-    for p in a.device:
+    for p in paths:
         f, idx = open_csv(p)
         need(idx, want, p)
         tix = [(c, idx.get(c)) for c in tcols]
@@ -352,15 +343,50 @@ def main():
                 for c, i in six:
                     rec[c] = r[i] if i is not None and i < n else ""
                 recs.append(rec)
+    return recs
 
+
+class Match:
+    """One record joined with the host events (the breakdown.csv row)."""
+
+    def __init__(self, rec, hf, H, R, wake, map_end):
+        self.why = []
+        if H is None:
+            self.why.append("no_host_fault")
+        if R is None:
+            self.why.append("no_resume")
+        self.matched = not self.why
+        self.hf, self.H, self.R, self.wake = hf, H, R, wake
+        self.map_end = map_end if self.matched else None
+        self.comp, self.clipped = breakdown(rec, H if self.matched else None,
+                                            R if self.matched else None,
+                                            self.map_end)
+        self.handler_tid = self.handler_wake_ns = self.tail = ""
+
+
+def match_record(host, rec, tid, lo, a, bases):
+    """Host fault, resume and wake of one record (see the module doc)."""
+    F = rec["t_fault_ns"]
+    bound = rec["t_wait_end_ns"] or rec["t_decision_end_ns"] or F
+    if rec["mode"] == "mmio":
+        # served on the faulting thread itself: the record spans it
+        return (F, 0, "mmio"), F, (rec["t_mapped_ns"] or None), None, bound
+    hf = match_fault(host, tid, int(rec["page"] or 0), lo, F, bases,
+                     a.page_size)
+    kvm = bool(hf and hf[2] == "kvm_fault")
+    R, wake = match_resume(host, tid, bound, bound + a.max_gap_ns,
+                           kvm or (not hf and tid in host.entries))
+    return hf, (hf[0] if hf else None), R, wake, bound
+
+
+def match_all(host, recs, a, bases, counts):
+    """A Match per record, per faulting thread in t_fault order (each
+    record's window starts where the previous one on its thread ended);
+    @counts gathers the key=value figures."""
     by_tid = defaultdict(list)
     for i, rec in enumerate(recs):
         by_tid[int(rec["tid"] or 0)].append(i)
-
     results = [None] * len(recs)
-    n_wake_end = n_mapped_before_wake = n_ran_before_mapped = 0
-    reasons = defaultdict(int)
-    addr_off = defaultdict(int)
     for tid, ids in by_tid.items():
         ids.sort(key=lambda i: recs[i]["t_fault_ns"])
         prev_end = None
@@ -370,155 +396,140 @@ def main():
             lo = F - a.max_gap_ns
             if prev_end is not None and prev_end > lo:
                 lo = prev_end
-            bound = rec["t_wait_end_ns"] or rec["t_decision_end_ns"] or F
-            if rec["mode"] == "mmio":
-                # served on the faulting thread itself: the record spans it
-                hf = (F, 0, "mmio")
-                H, kvm = F, False
-                R, wake = (rec["t_mapped_ns"] or None), None
-            else:
-                hf = match_fault(host, tid, int(rec["page"] or 0), lo, F,
-                                 bases, a.page_size)
-                H = hf[0] if hf else None
-                kvm = bool(hf and hf[2] == "kvm_fault")
-                R, wake = match_resume(host, tid, bound,
-                                       bound + a.max_gap_ns,
-                                       kvm or (not hf and
-                                               tid in host.entries))
-            why = []
-            if H is None:
-                why.append("no_host_fault")
-            if R is None:
-                why.append("no_resume")
-            for w in why:
-                reasons[w] += 1
-            matched = not why
-            map_end = None
-            if matched and a.map_end == "wake" and wake is not None:
-                map_end = wake
-                n_wake_end += 1
-            comp, clipped = breakdown(rec, H if matched else None,
-                                      R if matched else None, map_end)
+            hf, H, R, wake, bound = match_record(host, rec, tid, lo, a, bases)
+            map_end = wake if a.map_end == "wake" else None
+            m = Match(rec, hf, H, R, wake, map_end)
+            for w in m.why:
+                counts["unmatched_" + w] += 1
+            if m.map_end is not None:
+                counts["map_end_wake"] += 1
             # previous record's end for the next fault window on this tid
             prev_end = (R if R is not None else
                         (wake if wake is not None else bound))
             if hf and hf[2] == "fault":
-                addr_off[hf[1] - int(rec["page"] or 0) * a.page_size] += 1
-            hw_tid, hw_ns = "", ""
-            if matched:
+                counts["addr_off"][hf[1] - int(rec["page"] or 0) * a.page_size] += 1
+            if m.matched:
                 wl = host.wakers.get(tid, [])
                 k = bisect.bisect_left(wl, (H, -1))
                 if k < len(wl) and wl[k][0] <= F:
-                    hw_tid, hw_ns = wl[k][1], wl[k][0] - H
-            tail = ""
-            if matched and wake is not None and rec["t_mapped_ns"]:
-                tail = rec["t_mapped_ns"] - wake
-                if tail < 0:
-                    n_mapped_before_wake += 1
+                    m.handler_tid, m.handler_wake_ns = wl[k][1], wl[k][0] - H
+            if m.matched and wake is not None and rec["t_mapped_ns"]:
+                m.tail = rec["t_mapped_ns"] - wake
+                if m.tail < 0:
+                    counts["mapped_before_wake"] += 1
                 elif rec["t_mapped_ns"] > R:
-                    n_ran_before_mapped += 1
-            results[i] = (matched, "+".join(why), hf, H, R, comp, clipped,
-                          hw_tid, hw_ns, wake, tail)
+                    counts["ran_before_mapped"] += 1
+            results[i] = m
+    return results
 
-    nrows = 0
-    nmatched = 0
-    nclipped = 0
+
+def cell(v):
+    return "" if v is None else str(v)
+
+
+def write_breakdown(path, recs, results, counts):
+    """breakdown.csv in t_fault order; returns the matched rows'
+    components + total, for the percentile table."""
+    matched_rows = []
     err_max = 0.0
-    cols = defaultdict(list)
-    rows_for_pct = []
     try:
-        out = open(a.out, "w")
+        out = open(path, "w")
     except OSError as e:
-        die("%s: %s" % (a.out, e))
+        die("%s: %s" % (path, e))
     with out:
         out.write(",".join(OUT_COLUMNS) + "\n")
-        order = sorted(range(len(recs)),
-                       key=lambda i: (recs[i]["t_fault_ns"], i))
-        for i in order:
-            rec = recs[i]
-            (matched, why, hf, H, R, comp, clipped, hw_tid, hw_ns, wake,
-             tail) = results[i]
-            total = ""
-            err = ""
-            if matched:
-                total = R - H
-                s = sum(comp[c] for c in COMPONENTS)
-                err = (abs(s - total) * 100.0 / total) if total > 0 else (
+        for i in sorted(range(len(recs)),
+                        key=lambda i: (recs[i]["t_fault_ns"], i)):
+            rec, m = recs[i], results[i]
+            total = err = ""
+            if m.matched:
+                total = m.R - m.H
+                s = sum(m.comp[c] for c in COMPONENTS)
+                e = (abs(s - total) * 100.0 / total) if total > 0 else (
                     0.0 if s == total else 100.0)
-                err_max = max(err_max, err)
-                nmatched += 1
-                nclipped += clipped
-                for c in COMPONENTS:
-                    cols[c].append(comp[c])
-                cols["total_ns"].append(total)
-                rows_for_pct.append([comp[c] for c in COMPONENTS] + [total])
-                err = "%.6f" % err
+                err_max = max(err_max, e)
+                counts["clipped"] += m.clipped
+                matched_rows.append([m.comp[c] for c in COMPONENTS] + [total])
+                err = "%.6f" % e
             overshoot = ""
             if rec["t_wait_end_ns"] and rec["t_deadline_ns"]:
                 overshoot = rec["t_wait_end_ns"] - rec["t_deadline_ns"]
-
-            def fmt(v):
-                return "" if v is None else str(v)
             row = [rec["seq"], rec["page"], rec["tid"], rec["vcpu"],
                    rec["write"], rec["waited_loading"], rec["nvictims"],
-                   "1" if matched else "0", why,
-                   (hf[2] if hf else ""),
-                   fmt(H) if matched else "", fmt(R) if matched else ""]
-            row += [fmt(comp[c]) for c in COMPONENTS]
-            row += [str(total), err, "1" if clipped else "0", str(hw_tid),
-                    str(hw_ns), str(overshoot),
-                    fmt(wake) if matched else "", str(tail),
-                    "1" if unmap_off_path(rec) else "0"]
+                   "1" if m.matched else "0", "+".join(m.why),
+                   (m.hf[2] if m.hf else ""),
+                   cell(m.H) if m.matched else "",
+                   cell(m.R) if m.matched else ""]
+            row += [cell(m.comp[c]) for c in COMPONENTS]
+            row += [str(total), err, "1" if m.clipped else "0",
+                    str(m.handler_tid), str(m.handler_wake_ns),
+                    str(overshoot), cell(m.wake) if m.matched else "",
+                    str(m.tail), "1" if unmap_off_path(rec) else "0"]
             out.write(",".join(row) + "\n")
-            nrows += 1
+    counts["sum_error_max_pct"] = err_max
+    return matched_rows
 
-    # percentile table
-    with open(pct_path, "w") as f:
-        f.write("kind,percentile,n," + ",".join(COMPONENTS) +
-                ",total_ns\n")
-        names = COMPONENTS + ["total_ns"]
-        sorted_cols = {c: sorted(cols[c]) for c in names}
-        n = nmatched
+
+def write_percentiles(path, rows):
+    """The percentile table (module doc) of the matched rows."""
+    names = COMPONENTS + ["total_ns"]
+    n = len(rows)
+    columns = [sorted(r[j] for r in rows) for j in range(len(names))]
+    with open(path, "w") as f:
+        f.write("kind,percentile,n," + ",".join(names) + "\n")
         for p in PERCENTILES:
             f.write("marginal,%g,%d," % (p, n) + ",".join(
-                str(percentile(sorted_cols[c], p)) for c in names) + "\n")
-        by_total = sorted(rows_for_pct, key=lambda r: r[-1])
-        for p in PERCENTILES:
-            if not n:
-                f.write("at_total,%g,0," % p + ",".join("" for _ in names)
-                        + "\n")
-                continue
-            k = min(max(1, math.ceil(p / 100.0 * n)), n) - 1
-            h = int(n * (1.0 - p / 100.0) / 10.0)
-            win = by_total[max(0, k - h):min(n, k + h + 1)]
-            means = [sum(r[j] for r in win) / len(win)
-                     for j in range(len(names))]
-            f.write("at_total,%g,%d," % (p, len(win)) + ",".join(
-                "%.1f" % m for m in means) + "\n")
+                str(stats.percentile(col, p)) if n else "" for col in columns)
+                + "\n")
+        for p, k, means in stats.at_total(rows, len(names), PERCENTILES):
+            f.write("at_total,%g,%d," % (p, k) + ",".join(
+                "%.1f" % v if k else "" for v in means) + "\n")
+    return columns
 
-    print("breakdown_rows=%d" % nrows)
-    print("breakdown_matched=%d" % nmatched)
-    print("breakdown_unmatched=%d" % (nrows - nmatched))
+
+def report(recs, rows, columns, counts, host, a, base):
+    """The key=value lines on stdout."""
+    print("breakdown_rows=%d" % len(recs))
+    print("breakdown_matched=%d" % len(rows))
+    print("breakdown_unmatched=%d" % (len(recs) - len(rows)))
     for w in ("no_host_fault", "no_resume"):
-        print("breakdown_unmatched_%s=%d" % (w, reasons[w]))
-    print("breakdown_clipped=%d" % nclipped)
-    print("breakdown_map_end_wake=%d" % n_wake_end)
+        print("breakdown_unmatched_%s=%d" % (w, counts["unmatched_" + w]))
+    print("breakdown_clipped=%d" % counts["clipped"])
+    print("breakdown_map_end_wake=%d" % counts["map_end_wake"])
     print("breakdown_unmap_off_path=%d" % sum(1 for r in recs
                                               if unmap_off_path(r)))
-    print("breakdown_ran_before_mapped=%d" % n_ran_before_mapped)
-    print("breakdown_mapped_before_wake=%d" % n_mapped_before_wake)
-    print("breakdown_sum_error_max_pct=%.6f" % err_max)
+    print("breakdown_ran_before_mapped=%d" % counts["ran_before_mapped"])
+    print("breakdown_mapped_before_wake=%d" % counts["mapped_before_wake"])
+    print("breakdown_sum_error_max_pct=%.6f" % counts["sum_error_max_pct"])
+    addr_off = counts["addr_off"]
     if addr_off and base is None:
         off, cnt = max(addr_off.items(), key=lambda kv: kv[1])
         print("breakdown_inferred_base=0x%x (%d of %d host faults)" %
               (off, cnt, sum(addr_off.values())))
     ev = ",".join("%s:%d" % kv for kv in sorted(host.counts.items()))
     print("breakdown_host_events=%s" % ev)
+    names = COMPONENTS + ["total_ns"]
     for c in ("delivery_ns", "resume_ns", "total_ns"):
-        if cols[c]:
-            print("breakdown_p50_%s=%s" % (c, percentile(sorted(cols[c]),
-                                                          50)))
-    print("breakdown_out=%s breakdown_percentiles=%s" % (a.out, pct_path))
+        col = columns[names.index(c)]
+        if col:
+            print("breakdown_p50_%s=%s" % (c, stats.percentile(col, 50)))
+    print("breakdown_out=%s breakdown_percentiles=%s" % (a.out, a.percentiles))
+
+
+def main():
+    a = parse_args()
+    base = int(a.base, 0) if a.base else None
+    bases = {"fault": base,
+             "kvm_fault": int(a.gpa_base, 0) if a.gpa_base else None}
+    host = Host()
+    for p in a.host:
+        host.load(p)
+    recs = load_records(a.device)
+    counts = defaultdict(int, addr_off=defaultdict(int))
+    results = match_all(host, recs, a, bases, counts)
+    rows = write_breakdown(a.out, recs, results, counts)
+    columns = write_percentiles(a.percentiles, rows)
+    report(recs, rows, columns, counts, host, a, base)
     return 0
 
 

@@ -2,7 +2,7 @@
 # joiner.  Included by the top-level Makefile.
 #
 #   make tracing-deps     install bpftrace from Debian (idempotent)
-#   make tracing-test     run this area's tests only
+#   make tracing-tests    build this area's tests; make test-tracing runs them
 #   $(BUILD)/tracing/uffd_workload      QEMU-less uffd workload (trap engine
 #                                       + model), writes device records
 #   $(BUILD)/tracing/test_tracing_joiner   TAP: joiner on synthetic input
@@ -40,14 +40,15 @@ $(TRACING_BUILD)/test_tracing_e2e: $(TRACING_DIR)/tests/test_e2e.sh \
 	    "$(TRACING_BUILD)/uffd_workload" "$<" >$@
 	chmod +x $@
 
-TRACING_TESTS := $(TRACING_BUILD)/test_tracing_joiner \
+# The joiner needs no QEMU (UNIT_TESTS); the end-to-end test needs bpftrace.
+UNIT_TESTS += $(TRACING_BUILD)/test_tracing_joiner
+TESTS += $(TRACING_BUILD)/test_tracing_e2e
+TEST_AREAS += tracing
+TEST_AREA_tracing := $(TRACING_BUILD)/test_tracing_joiner \
     $(TRACING_BUILD)/test_tracing_e2e
-TESTS += $(TRACING_TESTS)
 
-.PHONY: tracing tracing-deps tracing-test
+.PHONY: tracing tracing-deps
 all: tracing
 tracing: $(TRACING_BUILD)/uffd_workload
 tracing-deps:
 	$(TRACING_DIR)/install-deps.sh
-tracing-test: $(TRACING_TESTS)
-	@$(TOP)/tests/run $(TRACING_TESTS)

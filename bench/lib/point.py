@@ -2,23 +2,19 @@
 collect the guest's files, the device's per-miss records, statistics and
 effective properties, and write manifest.json and summary.json."""
 
-import csv
 import gzip
-import json
 import os
-import platform
 import shlex
 import shutil
 import subprocess
 import tempfile
 import time
 
+import manifest as manifestmod
 import spec as specmod
 import stats
-
-TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
-DEVICE_ID = "cxl-vmem0"
+import tables
+from manifest import BUILD, DEVICE_ID, TOP
 DEFAULT_CACHE_PCT = 5
 
 
@@ -91,51 +87,6 @@ def job_script(point):
     return "\n".join(lines) + "\n"
 
 
-def git_commit():
-    try:
-        rev = subprocess.run(["git", "-C", TOP, "rev-parse", "HEAD"],
-                             capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "-C", TOP, "status", "--porcelain",
-                                "--untracked-files=no"],
-                               capture_output=True, text=True).stdout.strip()
-        return rev.stdout.strip() + ("-dirty" if dirty else "")
-    except (subprocess.CalledProcessError, FileNotFoundError):
-        return "unknown"
-
-
-def host_cpu():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
-
-
-def read_kv(path):
-    out = {}
-    if os.path.exists(path):
-        with open(path) as f:
-            for line in f:
-                if "=" in line:
-                    k, v = line.rstrip("\n").split("=", 1)
-                    out[k] = v
-    return out
-
-
-def read_json(path):
-    if os.path.exists(path):
-        with open(path) as f:
-            return json.load(f)
-    return None
-
-
-def accel_used(outdir):
-    """The accelerator boot-guest used, and its KVM probe's verdict (with
-    --accel auto), from the "accel" file it writes."""
-    info = read_kv(os.path.join(outdir, "accel"))
-    return info.get("accelerator", "unknown"), info.get("kvm_probe")
-
-
 def boot_guest_cmd(point, outdir, jobfile, devstr, collect=False):
     """vm-images/boot-guest command line for @point (bench/libvirt reuses
     it for the domain XML).  @collect: boot-guest reads the device's
@@ -199,44 +150,10 @@ def run(point_name, point, outdir, spec_path, log=print, uri=None):
             with gzip.open(path, "rb") as src, open(path[:-3], "wb") as dst:
                 shutil.copyfileobj(src, dst)
             os.remove(path)
-    ginfo = read_kv(os.path.join(outdir, "guest-info"))
-    accel, kvm_probe = accel_used(outdir)
-    version_file = os.path.join(BUILD, "qemu", "VERSION")
-    manifest = {
-        "experiment_spec": os.path.relpath(spec_path, TOP) if spec_path else None,
-        "point": point_name,
-        "parameters": point,
-        "device_driver": driver,
-        "device_command_line": devstr,
-        "device_properties": read_json(os.path.join(outdir, f"device-{DEVICE_ID}.json")),
-        "qemu_version": (open(version_file).read().strip()
-                         if os.path.exists(version_file) else "unknown"),
-        "qemu_query_version": read_json(os.path.join(outdir, "qemu-version.json")),
-        "guest_kernel": ginfo.get("uname_r", "unknown"),
-        "guest_cpu_model": ginfo.get("cpu_model"),
-        "accelerator": accel,
-        "accelerator_probe": kvm_probe,
-        "host_cpu": host_cpu(),
-        "host_kernel": platform.release(),
-        "git_commit": git_commit(),
-        "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - elapsed)),
-        "elapsed_s": round(elapsed, 1),
-        "boot_guest_status": rc,
-        "launched_via": "libvirt" if uri else "qemu",
-        "libvirt_uri": uri,
-        "status": "ok" if rc == 0 else "failed",
-    }
+    manifest = manifestmod.of_point(point_name, point, outdir, spec_path,
+                                    (driver, devstr), (rc, elapsed, uri))
     summary = stats.summarize_point(outdir, point)
     manifest["summary"] = summary
-    with open(os.path.join(outdir, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
-    with open(os.path.join(outdir, "summary.json"), "w") as f:
-        json.dump(summary, f, indent=1)
+    tables.write_json(os.path.join(outdir, "manifest.json"), manifest)
+    tables.write_json(os.path.join(outdir, "summary.json"), summary)
     return manifest
-
-
-def write_csv(path, rows, header):
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(header)
-        w.writerows(rows)

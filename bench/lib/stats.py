@@ -1,22 +1,51 @@
-"""Percentiles and per-point summaries from MIO samples and device records."""
+"""Percentiles and per-point summaries from MIO samples and device records.
 
-import csv
-import json
+One percentile definition for the whole project, the one MIO
+(bench/mio/stats.c), the native tool and the joiner use: the nearest
+rank, P-th percentile of n sorted values = the value of rank
+ceil(P/100 * n) (at least 1), so it is always one of the samples."""
+
 import math
 import os
 
+import tables
+
 PERCENTILES = [50, 90, 99, 99.9, 99.99]
-DEFAULT_READ_NS = 3000 + 3200
+
+
+def nearest_rank(n, p):
+    """0-based index of the P-th percentile among @n sorted values.  The
+    epsilon (MIO's too) keeps a rank that is an integer in exact
+    arithmetic from rounding up: P99.9 of 1000 values is rank 999."""
+    return min(max(1, math.ceil(p / 100.0 * n - 1e-9)), n) - 1
 
 
 def percentile(sorted_values, p):
-    """Linear interpolation between closest ranks (numpy's default)."""
+    """Nearest-rank P-th percentile of @sorted_values (NaN if empty)."""
     if not sorted_values:
         return float("nan")
-    k = (len(sorted_values) - 1) * p / 100.0
-    lo = math.floor(k)
-    hi = min(lo + 1, len(sorted_values) - 1)
-    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (k - lo)
+    return sorted_values[nearest_rank(len(sorted_values), p)]
+
+
+def at_total(rows, ncols, percentiles=PERCENTILES):
+    """Per percentile P, (P, window size, column means) of @rows (lists of
+    @ncols numbers, the total last) whose total ranks within a window
+    around the total's P-th percentile: +-10% of the tail mass above P, at
+    least one row.  The means add up like the columns do (stacked bars);
+    without rows, windows of 0 rows and NaN means."""
+    n = len(rows)
+    by_total = sorted(rows, key=lambda r: r[-1])
+    out = []
+    for p in percentiles:
+        if not n:
+            out.append((p, 0, [float("nan")] * ncols))
+            continue
+        k = nearest_rank(n, p)
+        h = int(n * (1.0 - p / 100.0) / 10.0)
+        win = by_total[max(0, k - h):min(n, k + h + 1)]
+        out.append((p, len(win), [sum(r[j] for r in win) / len(win)
+                                  for j in range(ncols)]))
+    return out
 
 
 def pct_key(p):
@@ -29,20 +58,6 @@ def pct_dict(values, prefix=""):
     out[f"{prefix}count"] = len(s)
     out[f"{prefix}mean"] = sum(s) / len(s) if s else float("nan")
     return out
-
-
-def read_column(path, column):
-    if not os.path.exists(path):
-        return []
-    with open(path, newline="") as f:
-        return [float(r[column]) for r in csv.DictReader(f) if r.get(column)]
-
-
-def read_csv(path):
-    if not os.path.exists(path):
-        return []
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def configured_read_ns(point):
@@ -60,7 +75,7 @@ def miss_threshold_ns(point):
 
 def summarize_point(outdir, point):
     summary = {}
-    raw = read_column(os.path.join(outdir, "mio-dax-raw.csv"), "ns_per_load")
+    raw = tables.read_column(os.path.join(outdir, "mio-dax-raw.csv"), "ns_per_load")
     thr = miss_threshold_ns(point)
     if raw:
         hits = [v for v in raw if v < thr]
@@ -76,19 +91,17 @@ def summarize_point(outdir, point):
                         (percentile(sorted(misses), p) - read_ns) / 1000.0
                         for p in PERCENTILES} if misses else {})
     for tag in ("dax", "ram"):
-        rows = read_csv(os.path.join(outdir, f"mio-{tag}-summary.csv"))
+        rows = tables.read_csv(os.path.join(outdir, f"mio-{tag}-summary.csv"))
         if rows:
             summary[f"mio_{tag}"] = rows[0]
-    records = read_csv(os.path.join(outdir, "misses.csv"))
+    records = tables.read_csv(os.path.join(outdir, "misses.csv"))
     if records:
         handler = sorted(int(r["t_mapped_ns"]) - int(r["t_fault_ns"])
                          for r in records if r["t_mapped_ns"] and r["t_fault_ns"])
         summary["device_records"] = len(records)
         summary.update(pct_dict([h / 1000.0 for h in handler], "device_miss_us_"))
-    stats_path = os.path.join(outdir, "stats-cxl-vmem0.json")
-    if os.path.exists(stats_path):
-        with open(stats_path) as f:
-            st = json.load(f)
+    st = tables.read_json(os.path.join(outdir, "stats-cxl-vmem0.json"))
+    if st is not None:
         summary["device_stats"] = st
         summary["device_misses"] = st.get("misses")
     return summary

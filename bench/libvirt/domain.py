@@ -70,11 +70,18 @@ def opts(text):
     return parts[0], kv
 
 
+# QEMU options that set one setting of the domain, and the defaults
+CONF_OPTIONS = {"-accel": "accel", "-m": "ram", "-smp": "smp", "-cpu": "cpu",
+                "-kernel": "kernel", "-initrd": "initrd", "-append": "cmdline"}
+CONF_DEFAULTS = {"accel": "tcg", "ram": "1G", "smp": "1", "cpu": "qemu64",
+                 "kernel": None, "initrd": None, "cmdline": None}
+
+
 def build_xml(argv, name, append_extra="cxlssd.finish=halt"):
     """Domain XML (string) equivalent to QEMU @argv (binary first)."""
     emulator, args = argv[0], argv[1:]
-    machine, accel, ram, smp, cpu = "q35", "tcg", "1G", "1", "qemu64"
-    kernel = initrd = cmdline = None
+    machine = "q35"
+    conf = dict(CONF_DEFAULTS)
     serials = {}            # chardev id -> path
     serial_order = []
     passthrough = []
@@ -99,20 +106,8 @@ def build_xml(argv, name, append_extra="cxlssd.finish=halt"):
                 ram_memfd = True            # guest RAM on a memfd: see below
             else:
                 passthrough += ["-M", v]
-        elif a == "-accel":
-            accel = v
-        elif a == "-m":
-            ram = v
-        elif a == "-smp":
-            smp = v
-        elif a == "-cpu":
-            cpu = v
-        elif a == "-kernel":
-            kernel = v
-        elif a == "-initrd":
-            initrd = v
-        elif a == "-append":
-            cmdline = v
+        elif a in CONF_OPTIONS:
+            conf[CONF_OPTIONS[a]] = v
         elif a == "-chardev":
             kind, kv = opts(v)
             if kind != "file":
@@ -136,6 +131,9 @@ def build_xml(argv, name, append_extra="cxlssd.finish=halt"):
             continue
         i += 2
 
+    accel, ram, smp, cpu, kernel, initrd, cmdline = (
+        conf[k] for k in ("accel", "ram", "smp", "cpu", "kernel", "initrd",
+                          "cmdline"))
     dom = ET.Element("domain", type="kvm" if accel == "kvm" else "qemu")
     dom.set("xmlns:qemu", QEMU_NS)
     ET.SubElement(dom, "name").text = name

@@ -32,28 +32,14 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+import manifest as manifestmod  # noqa: E402
 import point as pointmod  # noqa: E402
+import points  # noqa: E402
 import stats  # noqa: E402
 
 HOST_FAILED = 3
 MAX_ATTEMPTS = 3
 HOST_RETIRE = 3
-
-
-def completed(outdir):
-    try:
-        with open(os.path.join(outdir, "manifest.json")) as f:
-            return json.load(f).get("status") == "ok"
-    except (OSError, ValueError):
-        return False
-
-
-def move_aside(outdir, tag):
-    n = 1
-    while os.path.exists(f"{outdir}.{tag}-{n}"):
-        n += 1
-    os.rename(outdir, f"{outdir}.{tag}-{n}")
-    return f"{outdir}.{tag}-{n}"
 
 
 def host_label(uri):
@@ -116,7 +102,7 @@ class Sweep:
                     self.retired.add(uri)
                     self.log(f"sweep: host {uri} failed {HOST_RETIRE} times in a "
                              "row: no more points for it")
-                aside = move_aside(pdir, "host-failed") if os.path.exists(pdir) else None
+                aside = points.move_aside(pdir, "host-failed") if os.path.exists(pdir) else None
                 self.excluded[pname].add(uri)
                 live = [h for h in self.hosts if h not in self.retired]
                 if len(self.attempts[pname]) < MAX_ATTEMPTS and live:
@@ -150,7 +136,7 @@ class Sweep:
                 return
             pname, p = item
             pdir = os.path.join(self.out, pname)
-            if completed(pdir):             # never twice once it succeeded
+            if manifestmod.is_ok(pdir):             # never twice once it succeeded
                 with self.lock:
                     self.running -= 1
                     self.result[pname] = "kept"
@@ -158,7 +144,7 @@ class Sweep:
                 continue
             if os.path.exists(pdir):
                 self.log(f"sweep: {pname}: incomplete earlier attempt moved to "
-                         f"{move_aside(pdir, 'incomplete')}")
+                         f"{points.move_aside(pdir, 'incomplete')}")
             self.log(f"sweep: {pname} -> {uri}")
             t0 = time.monotonic()
             started = time.time()
@@ -186,7 +172,7 @@ class Sweep:
         for pname, rec in earlier.items():
             self.attempts[pname] = list(rec.get("attempts", []))
         for pname, p in self.pts:
-            if completed(os.path.join(self.out, pname)):
+            if manifestmod.is_ok(os.path.join(self.out, pname)):
                 self.result[pname] = "kept"
                 uri = earlier.get(pname, {}).get("uri")
                 if uri:

@@ -12,14 +12,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcod
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-mio.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-n=0 failed=0
-
-ok() {  # ok COND-STATUS DESCRIPTION
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"
-    else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
-diag() { sed 's/^/# /' "$@"; }
+. "$here/../../tests/tap.sh"
 
 # run NAME ARGS...: stdout in $tmp/NAME.out, stderr in .err, status in rc
 run() {
@@ -217,5 +210,4 @@ if cat "$tmp"/*.err 2>/dev/null | grep -q 'Sanitizer\|runtime error:'; then
 elif [ "${MIO_ASAN:-0}" = 1 ]; then
     ok 0 "no sanitizer reports"
 fi
-echo "1..$n"
-[ "$failed" -eq 0 ]
+done_testing

@@ -3,24 +3,10 @@
  * interleaved target/baseline sampling). */
 #include "mio.h"
 #include "rng.h"
+#include "tap.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int test_no, failures;
-
-static void ok(int cond, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%sok %d - ", cond ? "" : "not ", ++test_no);
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-    if (!cond)
-        failures++;
-}
 
 static int size_is(const char *s, uint64_t want)
 {
@@ -36,45 +22,49 @@ static int size_bad(const char *s)
 
 static void test_sizes(void)
 {
-    ok(size_is("4096", 4096) && size_is("4K", 4096) && size_is("4k", 4096) &&
-       size_is("2M", 2u << 20) && size_is("3GiB", 3ULL << 30) &&
-       size_is("1T", 1ULL << 40) && size_is("0x1000", 4096) &&
-       size_is("64MB", 64u << 20) && size_is("512B", 512),
-       "parse_size accepts N, K/M/G/T, KiB/MB, hex");
-    ok(size_bad("") && size_bad("4X") && size_bad("-1") && size_bad("1KK") &&
-       size_bad("M") && size_bad("99999999999999999999"),
-       "parse_size rejects junk");
+    tap_ok(size_is("4096", 4096) && size_is("4K", 4096) &&
+           size_is("4k", 4096) &&
+           size_is("2M", 2u << 20) && size_is("3GiB", 3ULL << 30) &&
+           size_is("1T", 1ULL << 40) && size_is("0x1000", 4096) &&
+           size_is("64MB", 64u << 20) && size_is("512B", 512),
+           "parse_size accepts N, K/M/G/T, KiB/MB, hex");
+    tap_ok(size_bad("") && size_bad("4X") && size_bad("-1") &&
+           size_bad("1KK") &&
+           size_bad("M") && size_bad("99999999999999999999"),
+           "parse_size rejects junk");
     unsigned *cpus = NULL, n = 0;
     int r = mio_parse_cpu_list("0,2-3", &cpus, &n);
-    ok(r == 0 && n == 3 && cpus[0] == 0 && cpus[1] == 2 && cpus[2] == 3,
-       "cpu list 0,2-3");
+    tap_ok(r == 0 && n == 3 && cpus[0] == 0 && cpus[1] == 2 && cpus[2] == 3,
+           "cpu list 0,2-3");
     free(cpus);
-    ok(mio_parse_cpu_list("3-1", &cpus, &n) != 0 &&
-       mio_parse_cpu_list("", &cpus, &n) != 0, "bad cpu lists rejected");
+    tap_ok(mio_parse_cpu_list("3-1", &cpus, &n) != 0 &&
+           mio_parse_cpu_list("", &cpus, &n) != 0, "bad cpu lists rejected");
 }
 
 static void test_map_length(void)
 {
     const uint64_t M2 = 2u << 20;
-    ok(mio_map_length(1, M2, 0) == M2, "devdax length: 1 B -> 2 MiB");
-    ok(mio_map_length(M2, M2, 0) == M2, "devdax length: 2 MiB stays");
-    ok(mio_map_length(M2 + 1, M2, 0) == 2 * M2, "devdax length rounds up");
-    ok(mio_map_length(M2 + 1, M2, 4 * M2) == 2 * M2,
-       "devdax length within device");
-    ok(mio_map_length(M2 + 1, M2, 3 * M2 / 2 + M2 / 2) == 2 * M2,
-       "devdax length equal to device size");
-    ok(mio_map_length(2 * M2 + 1, M2, 2 * M2) == 0,
-       "devdax length never beyond the device");
-    ok(mio_map_length(5000, MIO_PAGE, 0) == 8192, "anon length page-rounded");
+    tap_ok(mio_map_length(1, M2, 0) == M2, "devdax length: 1 B -> 2 MiB");
+    tap_ok(mio_map_length(M2, M2, 0) == M2, "devdax length: 2 MiB stays");
+    tap_ok(mio_map_length(M2 + 1, M2, 0) == 2 * M2, "devdax length rounds up");
+    tap_ok(mio_map_length(M2 + 1, M2, 4 * M2) == 2 * M2,
+           "devdax length within device");
+    tap_ok(mio_map_length(M2 + 1, M2, 3 * M2 / 2 + M2 / 2) == 2 * M2,
+           "devdax length equal to device size");
+    tap_ok(mio_map_length(2 * M2 + 1, M2, 2 * M2) == 0,
+           "devdax length never beyond the device");
+    tap_ok(mio_map_length(5000, MIO_PAGE, 0) == 8192,
+           "anon length page-rounded");
 }
 
 static void test_region(void)
 {
-    ok(mio_region_bytes(4u << 20, 1, 64) == 4u << 20, "region: 1 thread");
-    ok(mio_region_bytes(4u << 20, 3, 64) % MIO_PAGE == 0 &&
-       mio_region_bytes(4u << 20, 3, 64) * 3 <= 4u << 20,
-       "region: 3 threads page-aligned and disjoint");
-    ok(mio_region_bytes(1000, 1, 64) == 960, "region below a page: whole nodes");
+    tap_ok(mio_region_bytes(4u << 20, 1, 64) == 4u << 20, "region: 1 thread");
+    tap_ok(mio_region_bytes(4u << 20, 3, 64) % MIO_PAGE == 0 &&
+           mio_region_bytes(4u << 20, 3, 64) * 3 <= 4u << 20,
+           "region: 3 threads page-aligned and disjoint");
+    tap_ok(mio_region_bytes(1000, 1, 64) == 960,
+           "region below a page: whole nodes");
 }
 
 /* Walks next[] from 0; returns cycle length, 0 if a node repeats early. */
@@ -100,22 +90,22 @@ static void test_chain_order(void)
     for (unsigned k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
         uint64_t n = sizes[k];
         mio_chain_order(a, n, MIO_SEQ, 1);
-        ok(cycle_len(a, n, seen) == n, "seq chain of %llu is one cycle",
-           (unsigned long long)n);
+        tap_ok(cycle_len(a, n, seen) == n, "seq chain of %llu is one cycle",
+               (unsigned long long)n);
         mio_chain_order(a, n, MIO_RAND, 42);
-        ok(cycle_len(a, n, seen) == n, "rand chain of %llu is one cycle",
-           (unsigned long long)n);
+        tap_ok(cycle_len(a, n, seen) == n, "rand chain of %llu is one cycle",
+               (unsigned long long)n);
     }
     mio_chain_order(a, 65536, MIO_RAND, 7);
     mio_chain_order(b, 65536, MIO_RAND, 7);
-    ok(!memcmp(a, b, 65536 * sizeof(*a)), "same seed, same chain");
+    tap_ok(!memcmp(a, b, 65536 * sizeof(*a)), "same seed, same chain");
     mio_chain_order(b, 65536, MIO_RAND, 8);
-    ok(memcmp(a, b, 65536 * sizeof(*a)) != 0, "other seed, other chain");
+    tap_ok(memcmp(a, b, 65536 * sizeof(*a)) != 0, "other seed, other chain");
     uint64_t seqish = 0;
     for (uint64_t i = 0; i < 65536; i++)
         seqish += a[i] == i + 1;
-    ok(seqish < 16, "rand chain is not sequential (%llu i->i+1 links)",
-       (unsigned long long)seqish);
+    tap_ok(seqish < 16, "rand chain is not sequential (%llu i->i+1 links)",
+           (unsigned long long)seqish);
     free(a);
     free(b);
     free(seen);
@@ -129,29 +119,29 @@ static void test_chain_memory(uint64_t stride)
         enum mio_pattern p = pat ? MIO_RAND : MIO_SEQ;
         _Atomic uint64_t prog;
         atomic_init(&prog, 0);
-        ok(mio_chain_build(mem, n, stride, p, 3, &prog) == 0 &&
-           atomic_load(&prog) == n, "build %s chain, stride %llu",
-           pat ? "rand" : "seq", (unsigned long long)stride);
+        tap_ok(mio_chain_build(mem, n, stride, p, 3, &prog) == 0 &&
+               atomic_load(&prog) == n, "build %s chain, stride %llu",
+               pat ? "rand" : "seq", (unsigned long long)stride);
         uint64_t h1 = 0, h2 = 0;
-        ok(mio_chain_check(mem, n, stride, &h1, NULL) == n,
-           "chain check passes (%s, stride %llu)", pat ? "rand" : "seq",
-           (unsigned long long)stride);
+        tap_ok(mio_chain_check(mem, n, stride, &h1, NULL) == n,
+               "chain check passes (%s, stride %llu)", pat ? "rand" : "seq",
+               (unsigned long long)stride);
         mio_chain_build(mem, n, stride, p, 3, NULL);
         mio_chain_check(mem, n, stride, &h2, NULL);
-        ok(h1 == h2, "chain hash reproducible");
+        tap_ok(h1 == h2, "chain hash reproducible");
         /* short-circuit: a node pointing back to node 0 */
         struct mio_node *n5 = (struct mio_node *)(mem + 5 * stride);
         struct mio_node *saved = n5->next;
         n5->next = (struct mio_node *)mem;
         uint64_t v = mio_chain_check(mem, n, stride, NULL, NULL);
-        ok(v != n, "check detects a shortened cycle (%llu)",
-           (unsigned long long)v);
+        tap_ok(v != n, "check detects a shortened cycle (%llu)",
+               (unsigned long long)v);
         n5->next = (struct mio_node *)(mem + n * stride);   /* outside */
-        ok(mio_chain_check(mem, n, stride, NULL, NULL) == 0,
-           "check detects a pointer out of the region");
+        tap_ok(mio_chain_check(mem, n, stride, NULL, NULL) == 0,
+               "check detects a pointer out of the region");
         n5->next = (struct mio_node *)(mem + 3);             /* misaligned */
-        ok(mio_chain_check(mem, n, stride, NULL, NULL) == 0,
-           "check detects a misaligned pointer");
+        tap_ok(mio_chain_check(mem, n, stride, NULL, NULL) == 0,
+               "check detects a misaligned pointer");
         n5->next = saved;
     }
     free(mem);
@@ -167,8 +157,8 @@ static void test_cycle_without_start(void)
     nd[0]->next = nd[1];
     nd[1]->next = nd[2];
     nd[2]->next = nd[1];
-    ok(mio_chain_check(mem, 3, 64, NULL, NULL) == 0,
-       "check terminates on a cycle that skips node 0");
+    tap_ok(mio_chain_check(mem, 3, 64, NULL, NULL) == 0,
+           "check terminates on a cycle that skips node 0");
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -188,30 +178,31 @@ static void test_sort_percentiles(void)
                                    : mio_rng_next(&r) % 100000;
     mio_sort_u64(a, n);
     qsort(b, n, sizeof(*b), cmp_u64);
-    ok(!memcmp(a, b, n * sizeof(*a)), "radix sort matches qsort");
+    tap_ok(!memcmp(a, b, n * sizeof(*a)), "radix sort matches qsort");
 
     uint64_t v[1000];
     for (int i = 0; i < 1000; i++)
         v[i] = (uint64_t)i + 1;
-    ok(mio_percentile(v, 1000, 50) == 500 && mio_percentile(v, 1000, 90) == 900 &&
-       mio_percentile(v, 1000, 99) == 990 &&
-       mio_percentile(v, 1000, 99.9) == 999 &&
-       mio_percentile(v, 1000, 99.99) == 1000 &&
-       mio_percentile(v, 1000, 100) == 1000 &&
-       mio_percentile(v, 1000, 0) == 1,
-       "nearest-rank percentiles of 1..1000");
-    ok(mio_percentile(v, 1, 50) == 1 && mio_percentile(v, 1, 99.99) == 1,
-       "percentiles of one sample");
+    tap_ok(mio_percentile(v, 1000, 50) == 500 &&
+           mio_percentile(v, 1000, 90) == 900 &&
+           mio_percentile(v, 1000, 99) == 990 &&
+           mio_percentile(v, 1000, 99.9) == 999 &&
+           mio_percentile(v, 1000, 99.99) == 1000 &&
+           mio_percentile(v, 1000, 100) == 1000 &&
+           mio_percentile(v, 1000, 0) == 1,
+           "nearest-rank percentiles of 1..1000");
+    tap_ok(mio_percentile(v, 1, 50) == 1 && mio_percentile(v, 1, 99.99) == 1,
+           "percentiles of one sample");
     struct mio_stats st;
     mio_stats_compute(v, 1000, 0, 0.5, &st);
-    ok(st.n == 1000 && st.min == 0.5 && st.max == 500 && st.p50 == 250 &&
-       st.mean == 250.25, "stats scale ticks to ns");
-    ok(st.min <= st.p50 && st.p50 <= st.p90 && st.p90 <= st.p99 &&
-       st.p99 <= st.p999 && st.p999 <= st.p9999 && st.p9999 <= st.max,
-       "stats monotonic");
+    tap_ok(st.n == 1000 && st.min == 0.5 && st.max == 500 && st.p50 == 250 &&
+           st.mean == 250.25, "stats scale ticks to ns");
+    tap_ok(st.min <= st.p50 && st.p50 <= st.p90 && st.p90 <= st.p99 &&
+           st.p99 <= st.p999 && st.p999 <= st.p9999 && st.p9999 <= st.max,
+           "stats monotonic");
     mio_stats_compute(v, 1000, 10, 1.0, &st);
-    ok(st.min == 0 && st.p50 == 490 && st.max == 990,
-       "overhead subtraction clamps at 0");
+    tap_ok(st.min == 0 && st.p50 == 490 && st.max == 990,
+           "overhead subtraction clamps at 0");
     free(a);
     free(b);
 }
@@ -226,7 +217,7 @@ static void test_hist(void)
         v[i] = 20 + mio_rng_below(&r, 100000);
     mio_sort_u64(v, n);
     FILE *f = tmpfile();
-    ok(f && mio_write_hist(f, v, n, 0, 0.5) == 0, "histogram written");
+    tap_ok(f && mio_write_hist(f, v, n, 0, 0.5) == 0, "histogram written");
     rewind(f);
     char line[256];
     size_t sum = 0, rows = 0, last_cum = 0;
@@ -247,10 +238,10 @@ static void test_hist(void)
         last_cum = cum;
     }
     fclose(f);
-    ok(header && sum == n && mono && rows > 10,
-       "histogram: header, %zu rows, counts sum to %zu", rows, sum);
+    tap_ok(header && sum == n && mono && rows > 10,
+           "histogram: header, %zu rows, counts sum to %zu", rows, sum);
     f = tmpfile();
-    ok(f && mio_write_cdf(f, v, n, 0, 0.5) == 0, "cdf written");
+    tap_ok(f && mio_write_cdf(f, v, n, 0, 0.5) == 0, "cdf written");
     if (f)
         fclose(f);
     free(v);
@@ -265,10 +256,10 @@ static void test_sampler(void)
     uint64_t out[1000];
     mio_sampler_init(&s, mem, 3, MIO_TM_CLOCK, 0, 1);
     mio_sample(&s, out, 1000, NULL);
-    ok(s.p != NULL, "sampler ran 1000 samples of 3 loads");
+    tap_ok(s.p != NULL, "sampler ran 1000 samples of 3 loads");
     /* after 3000 loads plus (n - 3000) more we are back at the start */
     mio_walk(&s, n - 3000, NULL);
-    ok(s.p == mem, "walk follows the chain (back at node 0 after n loads)");
+    tap_ok(s.p == mem, "walk follows the chain (back at node 0 after n loads)");
 
     for (uint64_t i = 0; i < n; i++)
         ((struct mio_node *)(mem + i * stride))->scratch = 0;
@@ -277,11 +268,11 @@ static void test_sampler(void)
     uint64_t dirty = 0;
     for (uint64_t i = 0; i < n; i++)
         dirty += ((struct mio_node *)(mem + i * stride))->scratch != 0;
-    ok(dirty > n * 4 / 10 && dirty < n * 6 / 10,
-       "store ratio 0.5 stores to %llu of %llu nodes",
-       (unsigned long long)dirty, (unsigned long long)n);
-    ok(mio_chain_check(mem, n, stride, NULL, NULL) == n,
-       "stores leave the chain intact");
+    tap_ok(dirty > n * 4 / 10 && dirty < n * 6 / 10,
+           "store ratio 0.5 stores to %llu of %llu nodes",
+           (unsigned long long)dirty, (unsigned long long)n);
+    tap_ok(mio_chain_check(mem, n, stride, NULL, NULL) == n,
+           "stores leave the chain intact");
     mio_sampler_init(&s, mem, 1, MIO_TM_LFENCE, 1.0, 2);
     for (uint64_t i = 0; i < n; i++)
         ((struct mio_node *)(mem + i * stride))->scratch = 0;
@@ -290,8 +281,8 @@ static void test_sampler(void)
     dirty = 0;
     for (uint64_t i = 0; i < n; i++)
         dirty += ((struct mio_node *)(mem + i * stride))->scratch != 0;
-    ok(dirty == n, "store ratio 1 stores to every node (%llu)",
-       (unsigned long long)dirty);
+    tap_ok(dirty == n, "store ratio 1 stores to every node (%llu)",
+           (unsigned long long)dirty);
     free(mem);
 }
 
@@ -303,10 +294,10 @@ static void test_interleave(void)
     mio_chain_build(ma, n, stride, MIO_RAND, 21, NULL);
     mio_chain_build(mb, n, stride, MIO_RAND, 21, NULL);
     uint64_t ha = 0, hb = 0;
-    ok(mio_chain_check(ma, n, stride, &ha, NULL) == n &&
-       mio_chain_check(mb, n, stride, &hb, NULL) == n && ha == hb,
-       "baseline chain identical to the target's (same seed, hash %016llx)",
-       (unsigned long long)ha);
+    tap_ok(mio_chain_check(ma, n, stride, &ha, NULL) == n &&
+           mio_chain_check(mb, n, stride, &hb, NULL) == n && ha == hb,
+           "baseline chain identical to the target's (same seed, hash %016llx)",
+           (unsigned long long)ha);
     struct mio_sampler a, b;
     uint64_t oa[101], ob[101], sa[101], sb[101];
     mio_sampler_init(&a, ma, loads, MIO_TM_CLOCK, 0, 1);
@@ -316,19 +307,19 @@ static void test_interleave(void)
     _Atomic uint64_t prog;
     atomic_init(&prog, 0);
     mio_sample_interleaved(&a, &b, oa, ob, count, &prog);
-    ok(atomic_load(&prog) == 2 * count && a.starts == sa && b.starts == sb,
-       "interleaved: progress counts both sides (%llu)",
-       (unsigned long long)atomic_load(&prog));
-    ok((char *)a.p - ma == (char *)b.p - mb && a.p != ma,
-       "interleaved: both sides walked the same nodes");
+    tap_ok(atomic_load(&prog) == 2 * count && a.starts == sa && b.starts == sb,
+           "interleaved: progress counts both sides (%llu)",
+           (unsigned long long)atomic_load(&prog));
+    tap_ok((char *)a.p - ma == (char *)b.p - mb && a.p != ma,
+           "interleaved: both sides walked the same nodes");
     int abba = 1;
     for (uint64_t k = 0; k < count; k++)
         abba &= (k & 1) ? sb[k] <= sa[k] : sa[k] <= sb[k];
-    ok(abba && sa[1] < sa[2] && sb[0] < sb[1],
-       "interleaved: ABBA order (target first on even pairs)");
+    tap_ok(abba && sa[1] < sa[2] && sb[0] < sb[1],
+           "interleaved: ABBA order (target first on even pairs)");
     mio_walk(&a, n - count * loads, NULL);
     mio_walk(&b, n - count * loads, NULL);
-    ok(a.p == ma && b.p == mb, "interleaved: each side stays on its chain");
+    tap_ok(a.p == ma && b.p == mb, "interleaved: each side stays on its chain");
     free(ma);
     free(mb);
 }
@@ -346,7 +337,7 @@ static void test_rng(void)
     int flat = 1;
     for (int i = 0; i < 10; i++)
         flat &= hist[i] > 9000 && hist[i] < 11000;
-    ok(ok1 && flat, "rng_below bounds and spread");
+    tap_ok(ok1 && flat, "rng_below bounds and spread");
 }
 
 int main(void)
@@ -364,6 +355,5 @@ int main(void)
     test_sampler();
     test_interleave();
     test_rng();
-    printf("1..%d\n", test_no);
-    return failures ? 1 : 0;
+    return tap_done();
 }

@@ -8,11 +8,11 @@
  * exact per miss, without tracing:
  *
  *   start ........ t_fault ... t_decision_end ... t_unmapped ... t_wait_end
- *     fault_to_handler   model            unmap        nand_wait
+ *     delivery           model            unmap        nand_wait
  *   ... t_mapped ........ end
  *     map          resume
  *
- *   fault_to_handler  the load's fault until the handler started: kernel
+ *   delivery          the load's fault until the handler started: kernel
  *                     fault path + uffd queueing + handler wake-up (poll),
  *                     or + the handler's next read (busy), or signal
  *                     delivery (sigbus); includes half a timer read
@@ -30,6 +30,8 @@
  * clamped into [previous boundary, end] before differencing (a faulter
  * woken before UFFDIO_CONTINUE returned to the handler has t_mapped > end:
  * the row is flagged clipped), so the components always sum to the total.
+ * Column names: the project's one vocabulary (bench/lib/components.py,
+ * NATIVE_COMPONENTS).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -42,7 +44,7 @@
 #include "native.h"
 
 const char *const native_bd_comp[NATIVE_BD_NCOMP] = {
-    "fault_to_handler_ns", "model_ns", "unmap_ns", "nand_wait_ns", "map_ns",
+    "delivery_ns", "model_ns", "unmap_ns", "nand_wait_ns", "map_ns",
     "resume_ns", "total_ns",
 };
 

@@ -16,35 +16,23 @@
 Needs root (userfaultfd); SKIPs otherwise.  NATIVE=path of the binary.
 """
 
-import csv
-import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(TOP, "bench", "lib"))
+sys.path[:0] = [os.path.join(TOP, "bench", "lib"), os.path.join(TOP, "tests")]
+import manifest  # noqa: E402
 import stats  # noqa: E402
+import tables  # noqa: E402
+import tap  # noqa: E402
+from components import NATIVE_COMPONENTS  # noqa: E402
+from tap import diag, ok  # noqa: E402
 
 NATIVE = os.environ.get("NATIVE", os.path.join(TOP, "build", "bench", "cxlssd-native"))
-n = 0
-failed = 0
-
-
-def ok(cond, what):
-    global n, failed
-    n += 1
-    print(f"{'' if cond else 'not '}ok {n} - {what}", flush=True)
-    if not cond:
-        failed += 1
-    return cond
-
-
-def diag(msg):
-    for line in str(msg).splitlines():
-        print(f"# {line}", flush=True)
 
 
 def run(args, timeout=50):
@@ -53,26 +41,15 @@ def run(args, timeout=50):
     return p.returncode, p.stdout, p.stderr
 
 
-def kv(line):
-    out = {}
-    for tok in line.split():
-        if "=" in tok:
-            k, v = tok.split("=", 1)
-            out[k] = v
-    return out
-
-
 def lines_with(text, prefix):
-    return [kv(l) for l in text.splitlines() if l.startswith(prefix)]
+    return [tables.parse_kv(l) for l in text.splitlines() if l.startswith(prefix)]
 
 
 def main():
     if os.geteuid() != 0 and not os.access("/dev/userfaultfd", os.R_OK | os.W_OK):
-        print("1..0 # SKIP needs root or /dev/userfaultfd")
-        return 0
+        tap.skip_all("needs root or /dev/userfaultfd")
     if not os.access(NATIVE, os.X_OK):
-        print(f"1..0 # SKIP {NATIVE} not built")
-        return 0
+        tap.skip_all(f"{NATIVE} not built")
     tmp = tempfile.mkdtemp(prefix="cxlssd-native-test-")
 
     # --- usage ---
@@ -104,9 +81,8 @@ def main():
             diag(out[-2000:] + err[-2000:])
             continue
         nat = nat[0]
-        with open(os.path.join(outdir, "stats-cxl-vmem0.json")) as f:
-            st = json.load(f)
-        recs = stats.read_csv(os.path.join(outdir, "misses.csv"))
+        st = tables.read_json(os.path.join(outdir, "stats-cxl-vmem0.json"))
+        recs = tables.read_csv(os.path.join(outdir, "misses.csv"))
         ok(st["misses"] >= 1024 and st["evictions_dirty"] > 0 and
            len(recs) == int(nat["records"]) and len(recs) >= st["misses"] and
            st["records_dropped"] == 0 and st["faults"] >= st["misses"],
@@ -128,16 +104,15 @@ def main():
         if not ok(rc == 0 and bdl, f"chase-{delivery}: ran (rc={rc})"):
             diag(out[-2000:] + err[-2000:])
             continue
-        rows = stats.read_csv(os.path.join(outdir, "breakdown.csv"))
-        comps = ["fault_to_handler_ns", "model_ns", "unmap_ns", "nand_wait_ns",
-                 "map_ns", "resume_ns"]
+        rows = tables.read_csv(os.path.join(outdir, "breakdown.csv"))
+        comps = NATIVE_COMPONENTS
         bad_sum = [r for r in rows
                    if sum(int(r[c]) for c in comps) != int(r["total_ns"])]
         neg = [r for r in rows if any(int(r[c]) < 0 for c in comps)]
         ok(len(rows) > 1000 and not bad_sum and not neg,
            f"chase-{delivery}: {len(rows)} breakdown rows, components sum to "
            f"the total in every row ({len(bad_sum)} do not)")
-        raw = stats.read_column(os.path.join(outdir, "mio-dax-raw.csv"), "ns_per_load")
+        raw = tables.read_column(os.path.join(outdir, "mio-dax-raw.csv"), "ns_per_load")
         worst = max((abs(int(r["total_ns"]) - raw[int(r["sample"])]) /
                      raw[int(r["sample"])] for r in rows), default=1)
         ok(worst < 0.02, f"chase-{delivery}: totals match MIO's samples "
@@ -152,8 +127,7 @@ def main():
            f"(min {min(fills) if fills else 'n/a'} ns)")
         point = {"device.nand-read-ns": "3000", "device.nand-xfer-ns": "3200"}
         s = stats.summarize_point(outdir, point)
-        with open(os.path.join(outdir, "manifest.json")) as f:
-            man = json.load(f)
+        man = manifest.read(outdir)
         ok(s.get("miss_ns_count") == len(misses) and s.get("device_records", 0) > 0 and
            s.get("device_misses", 0) > 0 and man["status"] == "ok" and
            man["device_properties"]["delivery"] == delivery,
@@ -168,8 +142,8 @@ def main():
                         "--out", outdir, "--", "--pattern", "rand", "--stride", "64",
                         "--wss-ratio", "0.35", "--loads-per-sample", "100",
                         "--samples", "200", "--quiet"])
-    ram = stats.read_csv(os.path.join(outdir, "mio-ram-summary.csv"))
-    dax = stats.read_csv(os.path.join(outdir, "mio-dax-summary.csv"))
+    ram = tables.read_csv(os.path.join(outdir, "mio-ram-summary.csv"))
+    dax = tables.read_csv(os.path.join(outdir, "mio-dax-summary.csv"))
     ok(rc == 0 and ram and dax and ram[0]["chain_check"] == "ok" and
        ram[0]["target"] == "memfd" and dax[0]["target"] == "cxl-ssd-native",
        f"--ram-baseline writes mio-ram-*.csv (dax mean {dax[0]['mean_ns'] if dax else '?'} "
@@ -183,12 +157,11 @@ def main():
        pair[0].get("order") == "abba",
        f"one MIO run, the same chain on both sides, interleaved "
        f"(ratio_p50={pair[0].get('ratio_p50') if pair else '?'})")
-    rraw = stats.read_column(os.path.join(outdir, "mio-ram-raw.csv"), "ns_per_load")
-    draw = stats.read_column(os.path.join(outdir, "mio-dax-raw.csv"), "ns_per_load")
+    rraw = tables.read_column(os.path.join(outdir, "mio-ram-raw.csv"), "ns_per_load")
+    draw = tables.read_column(os.path.join(outdir, "mio-dax-raw.csv"), "ns_per_load")
     ok(len(rraw) == len(draw) == 200 and ram[0]["samples"] == dax[0]["samples"] == "200",
        f"same number of samples on both sides ({len(draw)}, {len(rraw)})")
-    with open(os.path.join(outdir, "manifest.json")) as f:
-        man = json.load(f)
+    man = manifest.read(outdir)
     ok(man.get("ram_baseline") == "interleaved" and man["status"] == "ok" and
        os.path.exists(os.path.join(outdir, "mio-ram.out")) and
        all(os.path.exists(os.path.join(outdir, f"mio-ram-{k}.csv"))
@@ -197,12 +170,12 @@ def main():
     rc, out, err = run(["--size", "16M", "--device", "cache-size=1M", "--ram-baseline",
                         "--", "--verify", "--wss-bytes", "1M", "--quiet"])
     ok(rc == 2 and "--baseline" in err, "--ram-baseline with --verify is a usage error")
-    print(f"1..{n}")
-    if not failed:
-        subprocess.call(["rm", "-rf", tmp])
-    else:
+    rc = tap.done()
+    if rc:
         diag(f"outputs kept in {tmp}")
-    return 1 if failed else 0
+    else:
+        shutil.rmtree(tmp)
+    return rc
 
 
 if __name__ == "__main__":

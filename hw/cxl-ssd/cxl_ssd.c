@@ -2,9 +2,10 @@
  * cxl-ssd: CXL-SSD emulation as a subclass of cxl-type3.
  *
  * Topology, mailbox, HDM decoders and CDAT stay cxl-type3's.  This file
- * owns the properties, realize/exit and reset; the window overlay lives in
- * cxl_ssd_window.c, the MMIO path in cxl_ssd_mmio.c, the miss path of uffd
- * mode in trap/ and every timing/cache decision in model/.
+ * owns realize/exit and reset; the properties live in cxl_ssd_props.c
+ * (from model/props.def), the window overlay in cxl_ssd_window.c, the MMIO
+ * path in cxl_ssd_mmio.c, the miss path of uffd mode in trap/ and every
+ * timing/cache decision in model/.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -12,15 +13,12 @@
 #include "qemu/osdep.h"
 #include <sys/vfs.h>
 #include <linux/magic.h>
-#include "qemu/error-report.h"
-#include "qemu/units.h"
 #include "qapi/error.h"
 #include "qemu/accel.h"
 #include "exec/ramblock.h"
-#include "hw/qdev-properties.h"
+#include "migration/blocker.h"
 #include "system/hostmem.h"
 #include "system/system.h"
-#include "system/tcg.h"
 #include "cxl_ssd.h"
 #include "trace.h"
 
@@ -30,99 +28,6 @@ struct CXLSSDClass {
     void (*parent_exit)(PCIDevice *pci_dev);
     ResettablePhases parent_phases;
 };
-
-#define CXL_SSD_MAX_HANDLER_THREADS 64
-
-static bool cxl_ssd_parse_options(CXLSSDState *s, uint64_t device_size,
-                                  Error **errp)
-{
-    char err[256];
-    long phys_pages = sysconf(_SC_PHYS_PAGES);
-    long page_size = sysconf(_SC_PAGESIZE);
-
-    s->cfg.device_size = device_size;
-    if (s->policy &&
-        cxlssd_config_set(&s->cfg, "policy", s->policy, err, sizeof(err))) {
-        error_setg(errp, "%s", err);
-        return false;
-    }
-    if (s->eviction &&
-        cxlssd_config_set(&s->cfg, "eviction", s->eviction, err,
-                          sizeof(err))) {
-        error_setg(errp, "%s", err);
-        return false;
-    }
-    if (cxlssd_config_validate(&s->cfg, err, sizeof(err))) {
-        error_setg(errp, "%s", err);
-        return false;
-    }
-
-    if (!s->mode_name || !strcmp(s->mode_name, "uffd")) {
-        s->mode = CXL_SSD_MODE_UFFD;
-    } else if (!strcmp(s->mode_name, "mmio")) {
-        s->mode = CXL_SSD_MODE_MMIO;
-    } else {
-        error_setg(errp, "mode=%s: must be one of uffd, mmio", s->mode_name);
-        return false;
-    }
-    if (s->handler_threads < 1 ||
-        s->handler_threads > CXL_SSD_MAX_HANDLER_THREADS) {
-        error_setg(errp, "handler-threads=%" PRIu32 ": must be in 1..%d",
-                   s->handler_threads, CXL_SSD_MAX_HANDLER_THREADS);
-        return false;
-    }
-    if (s->compensate_ns > 10000000) {
-        error_setg(errp, "compensate-ns=%" PRIu64 ": must be in 0..10000000",
-                   s->compensate_ns);
-        return false;
-    }
-    if (s->dram_latency_ns > 1000000) {
-        error_setg(errp, "dram-latency-ns=%" PRIu64 ": must be in 0..1000000",
-                   s->dram_latency_ns);
-        return false;
-    }
-    /* uffd-only options: bad values are errors in mmio mode too. */
-    if (cxlssd_delivery_from_name_any(s->delivery ? s->delivery : "poll",
-                                      &s->delivery_mode)) {
-        error_setg(errp, "delivery=%s: must be one of poll, busy, sigbus",
-                   s->delivery);
-        return false;
-    }
-    if (cxl_ssd_sigbus(s)) {
-        /* Under KVM a vCPU's access faults inside KVM_RUN, where a
-         * SIGBUS-mode userfaultfd makes KVM fail the run, not signal. */
-        if (!tcg_enabled()) {
-            error_setg(errp, "delivery=sigbus: needs -accel tcg (under %s "
-                       "a vCPU's miss is not raised as a signal); use poll "
-                       "or busy", current_accel_name());
-            return false;
-        }
-        /* The miss runs in a signal handler on the vCPU thread, which
-         * must not wait for a lock. */
-        if (s->bql) {
-            error_setg(errp, "bql=on: not supported with delivery=sigbus "
-                       "(the vCPU serves its miss in a signal handler); "
-                       "use bql=off or delivery=poll|busy");
-            return false;
-        }
-    }
-    if (cxlssd_trap_check_cpus(s->handler_cpus, err, sizeof(err)) < 0) {
-        error_setg(errp, "%s", err);
-        return false;
-    }
-    /* uffd mode keeps every media page in the page cache (fallocate at
-     * realize): a memdev larger than the host's RAM would end in the OOM
-     * killer, not in an error. */
-    if (s->mode == CXL_SSD_MODE_UFFD && phys_pages > 0 && page_size > 0 &&
-        device_size > (uint64_t)phys_pages * (uint64_t)page_size) {
-        error_setg(errp, "volatile-memdev: size %" PRIu64 " exceeds this "
-                   "host's RAM (%" PRIu64 " bytes); mode=uffd keeps the "
-                   "whole media in the memory backend's page cache",
-                   device_size, (uint64_t)phys_pages * (uint64_t)page_size);
-        return false;
-    }
-    return true;
-}
 
 /* The media must be shmem (memfd) so that userfaultfd MINOR faults work and
  * a second mapping of the same pages can be registered. */
@@ -156,13 +61,14 @@ static bool cxl_ssd_start_uffd(CXLSSDState *s, MemoryRegion *vmr,
                                Error **errp)
 {
     struct cxlssd_trap_config tcfg = {
-        .handler_threads = s->handler_threads,
-        .handler_cpus = s->handler_cpus ? s->handler_cpus : "",
-        .compensate = s->compensate,
-        .compensate_ns = s->compensate_ns,
-        .record_ab = s->record_ab,
-        .track_dirty = s->track_dirty,
-        .record_path = s->record_path,
+        .delivery = s->cfg.delivery,
+        .handler_threads = s->cfg.handler_threads,
+        .handler_cpus = s->cfg.handler_cpus ? s->cfg.handler_cpus : "",
+        .compensate = s->cfg.compensate,
+        .compensate_ns = s->cfg.compensate_ns,
+        .record_ab = s->cfg.record_ab,
+        .track_dirty = s->cfg.track_dirty,
+        .record_path = s->cfg.record_path,
         .mode_name = "uffd",
         .accel_name = s->accel,
     };
@@ -172,7 +78,6 @@ static bool cxl_ssd_start_uffd(CXLSSDState *s, MemoryRegion *vmr,
     void *media;
     int fd;
 
-    tcfg.delivery = s->delivery_mode;
     fd = cxl_ssd_media_fd(s, vmr, &fd_offset, errp);
     if (fd < 0) {
         return false;
@@ -206,6 +111,7 @@ static bool cxl_ssd_start_uffd(CXLSSDState *s, MemoryRegion *vmr,
 
 static void cxl_ssd_release(CXLSSDState *s)
 {
+    migrate_del_blocker(&s->migration_blocker);
     cxl_ssd_window_unmap(s);
     if (s->trap) {
         cxlssd_trap_free(s->trap);
@@ -263,7 +169,7 @@ static void cxl_ssd_realize(PCIDevice *pci_dev, Error **errp)
     }
     vmr = host_memory_backend_get_memory(ct3d->hostvmem);
     s->media_size = memory_region_size(vmr);
-    if (!cxl_ssd_parse_options(s, s->media_size, errp)) {
+    if (!cxl_ssd_check_options(s, s->media_size, errp)) {
         return;
     }
 
@@ -273,6 +179,13 @@ static void cxl_ssd_realize(PCIDevice *pci_dev, Error **errp)
     }
 
     s->accel = current_accel_name();
+    error_setg(&s->migration_blocker, "cxl-ssd%s%s: not migratable: the "
+               "cache model's state (residency, NAND timelines, FTL) lives "
+               "outside guest RAM", DEVICE(s)->id ? " " : "",
+               DEVICE(s)->id ? DEVICE(s)->id : "");
+    if (migrate_add_blocker(&s->migration_blocker, errp) < 0) {
+        goto fail;
+    }
     s->model = cxlssd_model_new(&s->cfg, err, sizeof(err));
     if (!s->model) {
         error_setg(errp, "%s", err);
@@ -280,7 +193,7 @@ static void cxl_ssd_realize(PCIDevice *pci_dev, Error **errp)
     }
     cxl_ssd_snapshot_vcpus(s);
     s->media_host = memory_region_get_ram_ptr(vmr);
-    if (s->mode == CXL_SSD_MODE_UFFD) {
+    if (s->cfg.mode == CXLSSD_MODE_UFFD) {
         if (!cxl_ssd_start_uffd(s, vmr, errp)) {
             goto fail;
         }
@@ -293,7 +206,7 @@ static void cxl_ssd_realize(PCIDevice *pci_dev, Error **errp)
     cxl_ssd_window_init(s);
     s->exit_notifier.notify = cxl_ssd_exit_notify;
     qemu_add_exit_notifier(&s->exit_notifier);
-    trace_cxl_ssd_realize(s->mode_name ? s->mode_name : "uffd",
+    trace_cxl_ssd_realize(cxlssd_enum_name(CXLSSD_PROP_MODE, s->cfg.mode),
                           s->media_size, cxlssd_model_frames(s->model));
     return;
 
@@ -334,105 +247,12 @@ static void cxl_ssd_reset_hold(Object *obj, ResetType type)
     trace_cxl_ssd_reset();
 }
 
-static const Property cxl_ssd_props[] = {
-    DEFINE_PROP_STRING("mode", CXLSSDState, mode_name),
-    DEFINE_PROP_BOOL("bql", CXLSSDState, bql, false),
-    DEFINE_PROP_STRING("delivery", CXLSSDState, delivery),
-    DEFINE_PROP_UINT32("handler-threads", CXLSSDState, handler_threads, 1),
-    DEFINE_PROP_STRING("handler-cpus", CXLSSDState, handler_cpus),
-    DEFINE_PROP_BOOL("compensate", CXLSSDState, compensate, false),
-    DEFINE_PROP_UINT64("compensate-ns", CXLSSDState, compensate_ns, 0),
-    DEFINE_PROP_BOOL("track-dirty", CXLSSDState, track_dirty, true),
-    DEFINE_PROP_STRING("record", CXLSSDState, record_path),
-    DEFINE_PROP_UINT32("record-ab", CXLSSDState, record_ab, 0),
-    DEFINE_PROP_UINT64("dram-latency-ns", CXLSSDState, dram_latency_ns, 0),
-
-    DEFINE_PROP_SIZE("cache-size", CXLSSDState, cfg.cache_size, 0),
-    DEFINE_PROP_UINT32("page-size", CXLSSDState, cfg.page_size,
-                       CXLSSD_DEFAULT_PAGE_SIZE),
-    DEFINE_PROP_STRING("policy", CXLSSDState, policy),
-    DEFINE_PROP_UINT32("cache-ways", CXLSSDState, cfg.cache_ways, 0),
-    DEFINE_PROP_UINT32("prefetch", CXLSSDState, cfg.prefetch,
-                       CXLSSD_DEFAULT_PREFETCH),
-    DEFINE_PROP_STRING("eviction", CXLSSDState, eviction),
-    DEFINE_PROP_UINT32("evict-low", CXLSSDState, cfg.evict_low_pct,
-                       CXLSSD_DEFAULT_EVICT_LOW_PCT),
-    DEFINE_PROP_UINT32("evict-high", CXLSSDState, cfg.evict_high_pct,
-                       CXLSSD_DEFAULT_EVICT_HIGH_PCT),
-    DEFINE_PROP_UINT32("nand-channels", CXLSSDState, cfg.channels,
-                       CXLSSD_DEFAULT_CHANNELS),
-    DEFINE_PROP_UINT32("nand-luns", CXLSSDState, cfg.luns_per_channel,
-                       CXLSSD_DEFAULT_LUNS),
-    DEFINE_PROP_UINT32("nand-blocks", CXLSSDState, cfg.blocks_per_lun, 0),
-    DEFINE_PROP_UINT32("nand-pages-per-block", CXLSSDState,
-                       cfg.pages_per_block, CXLSSD_DEFAULT_PAGES_PER_BLOCK),
-    DEFINE_PROP_UINT64("nand-read-ns", CXLSSDState, cfg.t_read_ns,
-                       CXLSSD_DEFAULT_T_READ_NS),
-    DEFINE_PROP_UINT64("nand-prog-ns", CXLSSDState, cfg.t_prog_ns,
-                       CXLSSD_DEFAULT_T_PROG_NS),
-    DEFINE_PROP_UINT64("nand-erase-ns", CXLSSDState, cfg.t_erase_ns,
-                       CXLSSD_DEFAULT_T_ERASE_NS),
-    DEFINE_PROP_UINT64("nand-xfer-ns", CXLSSDState, cfg.t_xfer_ns,
-                       CXLSSD_DEFAULT_T_XFER_NS),
-    DEFINE_PROP_UINT32("over-provisioning", CXLSSDState, cfg.op_pct,
-                       CXLSSD_DEFAULT_OP_PCT),
-    DEFINE_PROP_UINT32("gc-low", CXLSSDState, cfg.gc_low_blocks,
-                       CXLSSD_DEFAULT_GC_LOW_BLOCKS),
-    DEFINE_PROP_UINT32("gc-high", CXLSSDState, cfg.gc_high_blocks,
-                       CXLSSD_DEFAULT_GC_HIGH_BLOCKS),
-    DEFINE_PROP_BOOL("precondition", CXLSSDState, cfg.precondition, false),
-    DEFINE_PROP_UINT32("record-ring", CXLSSDState, cfg.record_ring,
-                       CXLSSD_DEFAULT_RECORD_RING),
-};
-
-/* Descriptions of the device-level properties; the model's own come from
- * cxlssd_props[] so the native tool documents them identically. */
-static const struct {
-    const char *name;
-    const char *description;
-} cxl_ssd_glue_props[] = {
-    { "mode", "uffd (default): resident pages mapped directly, misses "
-      "trapped with userfaultfd; mmio: every access through the MMIO path "
-      "(stock cxl-type3 route, Cylon-like exits)" },
-    { "bql", "serve vCPU misses holding the BQL, NAND wait included "
-      "(reproduces Cylon's serialisation); default off" },
-    { "delivery", "uffd miss delivery: poll (handler sleeps in poll, "
-      "default), busy (handler busy-polls the userfaultfd while faults "
-      "keep coming, sleeping after 10 ms without one) or sigbus "
-      "(TCG only, bql=off: the faulting vCPU serves its own miss in a "
-      "SIGBUS handler; QEMU's own accesses to the window go through the "
-      "device and DMA into it is bounced: PCI devices with their own DMA "
-      "address space may need x-max-bounce-buffer-size)" },
-    { "handler-threads", "uffd handler threads, 1..64 (default 1)" },
-    { "handler-cpus", "host CPUs for handler threads, e.g. \"0,1\" "
-      "(default: not pinned)" },
-    { "compensate", "shorten each miss's NAND wait by the delivery time "
-      "already spent since the host fault (uffd: measured per miss from "
-      "perf samples of the kernel's page fault / kvm_exit tracepoints, "
-      "needs CAP_PERFMON; mmio: from the access callback), so observed "
-      "latency tracks the configured latency (default off)" },
-    { "compensate-ns", "with compensate=on: calibrated time no clock sees "
-      "before the wait ends (fault entry before the tracepoint, wake -> "
-      "vCPU running; mmio: TCG's exit and return), subtracted from every "
-      "NAND wait on top of the measured part, 0..10000000 ns (default 0; "
-      "bench/breakdown/fig1 calibrates it)" },
-    { "track-dirty", "detect first writes to resident pages with "
-      "userfaultfd write-protect, for exact dirty state (default on)" },
-    { "record", "path of the per-miss CSV (default: no records)" },
-    { "record-ab", "measurement aid for the cost of recording: record only "
-      "alternate runs of N served misses (misses 0..N-1 recorded, N..2N-1 "
-      "not, ...); 0 = every miss (default)" },
-    { "dram-latency-ns", "mmio mode: time charged to an access to a resident "
-      "page, 0..1000000 ns (default 0)" },
-};
-
 static void cxl_ssd_class_init(ObjectClass *oc, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(oc);
     PCIDeviceClass *pc = PCI_DEVICE_CLASS(oc);
     ResettableClass *rc = RESETTABLE_CLASS(oc);
     CXLSSDClass *sc = CXL_SSD_CLASS(oc);
-    size_t i;
 
     sc->parent_realize = pc->realize;
     sc->parent_exit = pc->exit;
@@ -443,15 +263,7 @@ static void cxl_ssd_class_init(ObjectClass *oc, void *data)
 
     dc->desc = "CXL-SSD: CXL Type-3 memory with a DRAM cache in front of "
                "modeled NAND";
-    device_class_set_props(dc, cxl_ssd_props);
-    for (i = 0; i < ARRAY_SIZE(cxl_ssd_glue_props); i++) {
-        object_class_property_set_description(oc, cxl_ssd_glue_props[i].name,
-                                        cxl_ssd_glue_props[i].description);
-    }
-    for (i = 0; i < cxlssd_nprops; i++) {
-        object_class_property_set_description(oc, cxlssd_props[i].name,
-                                              cxlssd_props[i].description);
-    }
+    cxl_ssd_props_class_init(oc);
     cxl_ssd_stats_class_init(oc);
 }
 

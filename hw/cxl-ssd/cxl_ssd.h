@@ -16,34 +16,20 @@
 #define TYPE_CXL_SSD "cxl-ssd"
 OBJECT_DECLARE_TYPE(CXLSSDState, CXLSSDClass, CXL_SSD)
 
-typedef enum CXLSSDMode {
-    CXL_SSD_MODE_UFFD,      /* resident pages mapped, misses via userfaultfd */
-    CXL_SSD_MODE_MMIO,      /* every access through the MMIO path */
-} CXLSSDMode;
-
 typedef struct CXLSSDMmio CXLSSDMmio;
 
 struct CXLSSDState {
     CXLType3Dev parent_obj;
 
-    /* Properties: model values live directly in cfg */
+    /*
+     * Every property, model and device-level alike, is a field of cfg
+     * named in model/props.def (s->cfg.bql, s->cfg.compensate,
+     * s->cfg.record_path, s->cfg.mode, s->cfg.delivery, ...); QEMU's
+     * properties are made from that table in cxl_ssd_props.c.
+     */
     struct cxlssd_config cfg;
-    char *policy;
-    char *eviction;
-    char *mode_name;
-    char *delivery;
-    char *handler_cpus;
-    char *record_path;
-    uint32_t handler_threads;
-    uint64_t dram_latency_ns;
-    bool bql;
-    bool compensate;
-    uint64_t compensate_ns;         /* calibrated part of compensation */
-    uint32_t record_ab;             /* measurement aid, see trap.h */
-    bool track_dirty;
 
     /* Realized state */
-    CXLSSDMode mode;
     struct cxlssd_model *model;
     struct cxlssd_trap *trap;       /* uffd mode */
     CXLSSDMmio *mmio;               /* mmio mode */
@@ -51,7 +37,6 @@ struct CXLSSDState {
                                      * mmio: the backend's own mapping */
     uint8_t *media_host;            /* the backend's own mapping (never
                                      * registered with userfaultfd) */
-    enum cxlssd_delivery delivery_mode;     /* parsed "delivery" */
     uint64_t media_size;
     const char *accel;
 
@@ -68,16 +53,27 @@ struct CXLSSDState {
 
     /* stops the trap and flushes records when QEMU exits */
     Notifier exit_notifier;
+    /* the model's state lives outside guest RAM */
+    Error *migration_blocker;
 
     void (*parent_reg_write)(void *opaque, hwaddr offset, uint64_t value,
                              unsigned size);
 };
 
+/* Access sizes of the window's MemoryRegionOps (mmio mode, and QEMU's own
+ * accesses under delivery=sigbus): 1..8 bytes; the memory core splits
+ * unaligned accesses into aligned pieces, so none straddles two pages. */
+#define CXL_SSD_WINDOW_ACCESS_SIZES                                     \
+    .valid = { .min_access_size = 1, .max_access_size = 8,              \
+               .unaligned = true },                                     \
+    .impl = { .min_access_size = 1, .max_access_size = 8,               \
+              .unaligned = false }
+
 /* uffd mode with in-thread (SIGBUS) miss delivery */
 static inline bool cxl_ssd_sigbus(const CXLSSDState *s)
 {
-    return s->mode == CXL_SSD_MODE_UFFD &&
-           s->delivery_mode == CXLSSD_DELIVERY_SIGBUS;
+    return s->cfg.mode == CXLSSD_MODE_UFFD &&
+           s->cfg.delivery == CXLSSD_DELIVERY_SIGBUS;
 }
 
 /* cxl_ssd_window.c: HDM commit tracking and the overlay */
@@ -98,6 +94,11 @@ void cxl_ssd_mmio_get_stats(CXLSSDState *s, uint64_t *bql_wait_ns,
 void cxl_ssd_hooks_fill(CXLSSDState *s, struct cxlssd_trap_hooks *hooks);
 void cxl_ssd_snapshot_vcpus(CXLSSDState *s);
 int cxl_ssd_vcpu_index(CXLSSDState *s, pid_t tid);
+
+/* cxl_ssd_props.c: properties from model/props.def, realize-time checks */
+void cxl_ssd_props_class_init(ObjectClass *oc);
+bool cxl_ssd_check_options(CXLSSDState *s, uint64_t device_size,
+                           Error **errp);
 
 /* cxl_ssd_stats.c */
 void cxl_ssd_stats_class_init(ObjectClass *oc);

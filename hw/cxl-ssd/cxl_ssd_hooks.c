@@ -1,6 +1,8 @@
 /*
  * cxl-ssd trap hooks: the BQL policy and vCPU identification for misses
- * served on handler threads.
+ * served on handler threads, errors through error_report(), and the miss
+ * path's trace events (trace-events: fault, decision, evict, writeback,
+ * GC, prefetch issue/complete, map, miss), for uffd and mmio mode alike.
  *
  * With bql=on a handler takes the BQL before the model decision for a vCPU
  * miss and keeps it through the NAND wait and the mapping, as Cylon's MMIO
@@ -15,6 +17,7 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/error-report.h"
 #include "qemu/main-loop.h"
 #include "hw/core/cpu.h"
 #include "cxl_ssd.h"
@@ -49,7 +52,56 @@ static int cxl_ssd_vcpu_index_hook(void *opaque, pid_t tid)
     return cxl_ssd_vcpu_index(opaque, tid);
 }
 
-static void cxl_ssd_miss_done(void *opaque, const struct cxlssd_record *rec)
+static void cxl_ssd_error(void *opaque, const char *msg)
+{
+    error_report("%s", msg);
+}
+
+static void cxl_ssd_trace_fault(void *opaque, uint64_t page, bool write,
+                                int32_t tid, int32_t vcpu)
+{
+    trace_cxl_ssd_fault(page, write, tid, vcpu);
+}
+
+static void cxl_ssd_trace_decision(void *opaque, const struct cxlssd_miss *m)
+{
+    trace_cxl_ssd_decision(m->page, m->outcome, m->deadline_ns, m->nvictims,
+                           m->nprefetch);
+}
+
+static void cxl_ssd_trace_evict(void *opaque, uint64_t page, bool dirty)
+{
+    trace_cxl_ssd_evict(page, dirty);
+}
+
+static void cxl_ssd_trace_writeback(void *opaque, uint64_t page)
+{
+    trace_cxl_ssd_writeback(page);
+}
+
+static void cxl_ssd_trace_gc(void *opaque, uint64_t page, uint32_t blocks)
+{
+    trace_cxl_ssd_gc(page, blocks);
+}
+
+static void cxl_ssd_trace_prefetch_issue(void *opaque, uint64_t page,
+                                         uint64_t deadline_ns)
+{
+    trace_cxl_ssd_prefetch_issue(page, deadline_ns);
+}
+
+static void cxl_ssd_trace_prefetch_complete(void *opaque, uint64_t page)
+{
+    trace_cxl_ssd_prefetch_complete(page);
+}
+
+static void cxl_ssd_trace_map(void *opaque, uint64_t page,
+                              uint64_t deadline_ns, uint64_t mapped_ns)
+{
+    trace_cxl_ssd_map(page, deadline_ns, mapped_ns);
+}
+
+static void cxl_ssd_trace_miss(void *opaque, const struct cxlssd_record *rec)
 {
     trace_cxl_ssd_miss(rec->page, rec->flags & CXLSSD_REC_WRITE,
                        rec->t_fault_ns, rec->t_deadline_ns, rec->t_mapped_ns);
@@ -62,23 +114,30 @@ void cxl_ssd_hooks_fill(CXLSSDState *s, struct cxlssd_trap_hooks *hooks)
         .serialize_begin = cxl_ssd_serialize_begin,
         .serialize_end = cxl_ssd_serialize_end,
         .vcpu_index = cxl_ssd_vcpu_index_hook,
-        .miss_done = cxl_ssd_miss_done,
+        .error = cxl_ssd_error,
+        .trace = {
+            .fault = cxl_ssd_trace_fault,
+            .decision = cxl_ssd_trace_decision,
+            .evict = cxl_ssd_trace_evict,
+            .writeback = cxl_ssd_trace_writeback,
+            .gc = cxl_ssd_trace_gc,
+            .prefetch_issue = cxl_ssd_trace_prefetch_issue,
+            .prefetch_complete = cxl_ssd_trace_prefetch_complete,
+            .map = cxl_ssd_trace_map,
+            .miss_done = cxl_ssd_trace_miss,
+        },
     };
-    if (!s->bql) {
-        /* nothing to serialise: no hook, so no spare handler threads */
-        hooks->serialize_begin = NULL;
-        hooks->serialize_end = NULL;
-    }
-    if (cxl_ssd_sigbus(s)) {
+    if (!s->cfg.bql || cxl_ssd_sigbus(s)) {
         /*
-         * vCPU misses are served in a SIGBUS handler on the vCPU thread:
-         * nothing there may take a lock (bql=on is refused at realize, and
-         * trace backends lock), so no serialisation and no miss trace event
-         * (the per-miss CSV still has every miss).
+         * Nothing to serialise (bql=off): no hook, so no spare handler
+         * threads.  Under sigbus, vCPU misses are served in a SIGBUS
+         * handler on the vCPU thread, where nothing may take a lock
+         * (bql=on is refused at realize); the engine itself skips the
+         * error and trace hooks there (trace backends lock): those misses
+         * reach the per-miss CSV only.
          */
         hooks->serialize_begin = NULL;
         hooks->serialize_end = NULL;
-        hooks->miss_done = NULL;
     }
 }
 

@@ -1,7 +1,8 @@
 /*
  * cxl-ssd statistics as a read-only QOM property, readable without the
  * guest's help:  qom-get path=/machine/peripheral/<id> property=stats
- * returns a JSON object of counters (model, NAND/FTL, trap delivery).
+ * returns a JSON object with the keys of stats.def (model, NAND/FTL, trap
+ * delivery; mmio mode has no trap and reports the SERVICE rows only).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -10,48 +11,33 @@
 #include "qapi/error.h"
 #include "qapi/visitor.h"
 #include "cxl_ssd.h"
+#include "stats.h"
 
-#define MODEL_U64(f) { #f, offsetof(struct cxlssd_stats, f) }
-static const struct {
-    const char *name;
-    size_t offset;
-} cxl_ssd_model_counters[] = {
-    MODEL_U64(misses), MODEL_U64(loading_waits), MODEL_U64(trapped_hits),
-    MODEL_U64(write_hits), MODEL_U64(evictions_clean),
-    MODEL_U64(evictions_dirty), MODEL_U64(prefetch_issued),
-    MODEL_U64(prefetch_used), MODEL_U64(prefetch_late),
-    MODEL_U64(resident_pages), MODEL_U64(free_frames), MODEL_U64(gc_runs),
-    MODEL_U64(gc_pages_moved), MODEL_U64(erases), MODEL_U64(nand_reads),
-    MODEL_U64(nand_writes), MODEL_U64(host_writes),
-};
-
-#define TRAP_U64(f) { #f, offsetof(struct cxlssd_trap_stats, f) }
-static const struct {
-    const char *name;
-    size_t offset;
-} cxl_ssd_trap_counters[] = {
-    TRAP_U64(faults), TRAP_U64(wp_faults), TRAP_U64(duplicate_faults),
-    TRAP_U64(remaps),
-    TRAP_U64(unclocked_misses),
-    TRAP_U64(wakes), TRAP_U64(madvise_calls), TRAP_U64(pages_unmapped),
-    TRAP_U64(bql_wait_ns), TRAP_U64(records_written),
-    TRAP_U64(records_dropped),
-};
-
-static void cxl_ssd_visit_channels(Visitor *v, struct cxlssd_stats *st,
-                                   Error **errp)
+static bool cxl_ssd_visit_row(Visitor *v, const struct cxlssd_stat *row,
+                              struct cxlssd_stats *st,
+                              struct cxlssd_trap_stats *ts, Error **errp)
 {
     uint32_t ch;
+    bool ok;
 
-    if (!visit_start_list(v, "channel_busy_ns", NULL, 0, errp)) {
-        return;
-    }
-    for (ch = 0; ch < st->channels; ch++) {
-        if (!visit_type_uint64(v, NULL, &st->channel_busy_ns[ch], errp)) {
-            break;
+    switch (row->kind) {
+    case CXLSSD_STAT_U64:
+        return visit_type_uint64(v, row->name, cxlssd_stat_u64(row, st, ts),
+                                 errp);
+    case CXLSSD_STAT_F64:
+        return visit_type_number(v, row->name, &st->waf, errp);
+    case CXLSSD_STAT_CHANNELS:
+        if (!visit_start_list(v, row->name, NULL, 0, errp)) {
+            return false;
         }
+        ok = true;
+        for (ch = 0; ok && ch < st->channels; ch++) {
+            ok = visit_type_uint64(v, NULL, &st->channel_busy_ns[ch], errp);
+        }
+        visit_end_list(v, NULL);
+        return ok;
     }
-    visit_end_list(v, NULL);
+    return true;
 }
 
 static void cxl_ssd_get_stats(Object *obj, Visitor *v, const char *name,
@@ -60,7 +46,8 @@ static void cxl_ssd_get_stats(Object *obj, Visitor *v, const char *name,
     CXLSSDState *s = CXL_SSD(obj);
     struct cxlssd_stats st;
     struct cxlssd_trap_stats ts = { 0 };
-    size_t i;
+    const struct cxlssd_stat *rows;
+    size_t i, n;
     bool ok = true;
 
     if (!s->model) {
@@ -70,37 +57,22 @@ static void cxl_ssd_get_stats(Object *obj, Visitor *v, const char *name,
     cxlssd_model_get_stats(s->model, &st);
     if (s->trap) {
         cxlssd_trap_get_stats(s->trap, &ts);
+    } else if (s->mmio) {
+        cxl_ssd_mmio_get_stats(s, &ts.bql_wait_ns, &ts.records_written,
+                               &ts.records_dropped);
     }
     if (!visit_start_struct(v, name, NULL, 0, errp)) {
         return;
     }
-    for (i = 0; ok && i < ARRAY_SIZE(cxl_ssd_model_counters); i++) {
-        ok = visit_type_uint64(v, cxl_ssd_model_counters[i].name,
-                    (uint64_t *)((char *)&st + cxl_ssd_model_counters[i].offset),
-                    errp);
-    }
-    ok = ok && visit_type_number(v, "waf", &st.waf, errp);
-    if (s->trap) {
-        for (i = 0; ok && i < ARRAY_SIZE(cxl_ssd_trap_counters); i++) {
-            ok = visit_type_uint64(v, cxl_ssd_trap_counters[i].name,
-                    (uint64_t *)((char *)&ts + cxl_ssd_trap_counters[i].offset),
-                    errp);
+    rows = cxlssd_stats_table(&n);
+    for (i = 0; ok && i < n; i++) {
+        if ((rows[i].source == CXLSSD_STAT_TRAP && !s->trap) ||
+            (rows[i].source == CXLSSD_STAT_SERVICE && !s->trap && !s->mmio)) {
+            continue;
         }
-    }
-    if (s->mmio) {
-        /* mmio mode: no userfaultfd; the same names for what exists */
-        uint64_t mv[3];
-        static const char *const mname[3] = {
-            "bql_wait_ns", "records_written", "records_dropped",
-        };
-
-        cxl_ssd_mmio_get_stats(s, &mv[0], &mv[1], &mv[2]);
-        for (i = 0; ok && i < ARRAY_SIZE(mv); i++) {
-            ok = visit_type_uint64(v, mname[i], &mv[i], errp);
-        }
+        ok = cxl_ssd_visit_row(v, &rows[i], &st, &ts, errp);
     }
     if (ok) {
-        cxl_ssd_visit_channels(v, &st, errp);
         visit_check_struct(v, errp);
     }
     visit_end_struct(v, NULL);
@@ -108,10 +80,15 @@ static void cxl_ssd_get_stats(Object *obj, Visitor *v, const char *name,
 
 void cxl_ssd_stats_class_init(ObjectClass *oc)
 {
+    const struct cxlssd_stat *rows;
+    g_autoptr(GString) desc = g_string_new("read-only counters:");
+    size_t i, n;
+
     object_class_property_add(oc, "stats", "CxlSsdStats", cxl_ssd_get_stats,
                               NULL, NULL, NULL);
-    object_class_property_set_description(oc, "stats",
-        "read-only counters: misses, trapped hits, evictions clean/dirty, "
-        "prefetch issued/used/late, GC, NAND busy time per channel, BQL "
-        "wait, records written/dropped");
+    rows = cxlssd_stats_table(&n);
+    for (i = 0; i < n; i++) {
+        g_string_append_printf(desc, "%s %s", i ? "," : "", rows[i].name);
+    }
+    object_class_property_set_description(oc, "stats", desc->str);
 }

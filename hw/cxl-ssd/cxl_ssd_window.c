@@ -89,15 +89,7 @@ static const MemoryRegionOps cxl_ssd_overlay_ops = {
     .read = cxl_ssd_overlay_read,
     .write = cxl_ssd_overlay_write,
     .endianness = DEVICE_HOST_ENDIAN,
-    .valid = {
-        .min_access_size = 1,
-        .max_access_size = 8,
-        .unaligned = true,
-    },
-    .impl = {
-        .min_access_size = 1,
-        .max_access_size = 8,
-    },
+    CXL_SSD_WINDOW_ACCESS_SIZES,
 };
 
 /* QEMU starts every thread with SIGBUS blocked (only KVM unblocks it). */
@@ -168,7 +160,7 @@ static void cxl_ssd_window_map(CXLSSDState *s)
             MAX(address_space_memory.max_bounce_buffer_size,
                 CXL_SSD_SIGBUS_DMA_BOUNCE);
         cxl_ssd_unblock_sigbus_on_vcpus();
-    } else if (s->mode == CXL_SSD_MODE_UFFD) {
+    } else if (s->cfg.mode == CXLSSD_MODE_UFFD) {
         /* Not registered for migration: the data lives in the memdev. */
         memory_region_init_ram_ptr(&s->overlay, OBJECT(s), name, size,
                                    s->media + d.skip);

@@ -19,44 +19,21 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.abspath(os.path.join(HERE, "..", ".."))
 BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
 BOOT = os.path.join(TOP, "vm-images", "boot-guest")
-sys.path.insert(0, os.path.join(TOP, "bench", "lib"))
+sys.path[:0] = [os.path.join(TOP, "bench", "lib"), os.path.join(TOP, "tests")]
+import tap  # noqa: E402
 from qmp import QMP, QMPError  # noqa: E402,F401
 
 FIRMWARE = os.environ.get(
     "QEMU_FIRMWARE_ARGS", "-L /usr/share/seabios -L /usr/share/qemu").split()
 
 
-class Tap:
-    """TAP producer: ok/not ok lines, plan printed at the end."""
-
-    def __init__(self):
-        self.n = 0
-        self.failed = 0
-
-    def ok(self, cond, what):
-        self.n += 1
-        if not cond:
-            self.failed += 1
-        print(f"{'ok' if cond else 'not ok'} {self.n} - {what}", flush=True)
-        return cond
-
-    def skip(self, what, why):
-        self.n += 1
-        print(f"ok {self.n} - {what} # SKIP {why}", flush=True)
-
-    def diag(self, text):
-        for line in str(text).splitlines():
-            print(f"# {line}")
-        sys.stdout.flush()
+class Tap(tap.Tap):
+    """tests/tap.py's TAP producer, plus result lines."""
 
     def kv(self, **pairs):
         """Result lines for `make test-reliability` (not TAP)."""
         for k, v in pairs.items():
             print(f"{k}={v}", flush=True)
-
-    def done(self):
-        print(f"1..{self.n}", flush=True)
-        return 1 if self.failed else 0
 
 
 def test_dir(name):

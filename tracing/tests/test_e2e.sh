@@ -15,10 +15,7 @@ TR=$HERE/..
 WL=${TRACING_WORKLOAD:-${BUILD:-$HERE/../../build}/tracing/uffd_workload}
 tmp=$(mktemp -d /tmp/test-tracing-e2e.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi; }
-skip_all() { echo "1..0 # SKIP $*"; exit 0; }
-diag() { sed 's/^/# /' "$@"; }
+. "$HERE/../../tests/tap.sh"
 
 [ -x "$WL" ] || { echo "not ok 1 - workload binary $WL missing (make $WL)"; echo "1..1"; exit 1; }
 [ "$(id -u)" -eq 0 ] || skip_all "needs root for bpftrace"
@@ -44,7 +41,7 @@ ok $? "missing tracepoint is reported, exit 2 (got $rc: $(head -1 "$tmp/bad.txt"
 if "$TR/trace-run" --check -a kvm >"$tmp/kvmcheck.txt" 2>&1; then
     ok 0 "kvm script tracepoints present: $(cat "$tmp/kvmcheck.txt")"
 else
-    echo "ok $((n += 1)) - kvm script tracepoints # SKIP $(tr '\n' ' ' <"$tmp/kvmcheck.txt")"
+    skip "kvm script tracepoints" "$(tr '\n' ' ' <"$tmp/kvmcheck.txt")"
 fi
 
 # run NAME TRACE-RUN-OPTIONS -- WORKLOAD-OPTIONS: trace + join, results in
@@ -72,8 +69,10 @@ run() {
 
 # check NAME MIN_MATCHED_PCT: the joined output's invariants
 check() {
-    /usr/bin/python3 - "$tmp/$1" "$2" <<'EOF'
+    /usr/bin/python3 - "$tmp/$1" "$2" "$HERE/../../bench/lib" <<'EOF'
 import csv, statistics, sys
+sys.path.insert(0, sys.argv[3])
+from components import COMPONENTS as comps
 pre = sys.argv[1]
 min_pct = float(sys.argv[2])
 rec = list(csv.DictReader(open(pre + ".rec.csv")))
@@ -92,7 +91,6 @@ um = sum(1 for r in bd if r["matched"] != "1")
 need(int(out["breakdown_unmatched"]) == um, "unmatched count %s != %d" % (out["breakdown_unmatched"], um))
 m = [r for r in bd if r["matched"] == "1"]
 need(len(m) * 100.0 >= min_pct * len(bd), "only %d of %d matched" % (len(m), len(bd)))
-comps = ["delivery_ns", "bql_wait_ns", "model_ns", "unmap_ns", "nand_wait_ns", "map_ns", "resume_ns"]
 err = 0.0
 for r in m:
     s = sum(int(r[c]) for c in comps)
@@ -181,5 +179,4 @@ if [ -s "$tmp/kvmcheck.txt" ] && grep -q 'every tracepoint present' "$tmp/kvmche
     diag "$tmp/kvm.run.txt"
 fi
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+done_testing

@@ -11,8 +11,7 @@ JOIN=$HERE/../join.py
 DATA=$HERE/data
 tmp=$(mktemp -d /tmp/test-joiner.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi; }
+. "$HERE/../../tests/tap.sh"
 
 /usr/bin/python3 "$JOIN" --device "$DATA/device.csv" --host "$DATA/host.csv" \
     --base 0x7f0000000000 -o "$tmp/bd.csv" >"$tmp/out.txt" 2>"$tmp/err.txt"
@@ -67,11 +66,11 @@ check_rows "$tmp/bd.csv" >"$tmp/rows.txt"
 ok $? "expected breakdown on every row (TCG, decoy fault, BQL, KVM, early resume, deferred unmap, unmatched)"
 sed 's/^/# /' "$tmp/rows.txt"
 
-/usr/bin/python3 - "$tmp/bd-percentiles.csv" <<'EOF'
+/usr/bin/python3 - "$tmp/bd-percentiles.csv" "$HERE/../../bench/lib" <<'EOF'
 import csv, sys
+sys.path.insert(0, sys.argv[2])
+from components import COMPONENTS as comps
 rows = list(csv.DictReader(open(sys.argv[1])))
-comps = ["delivery_ns", "bql_wait_ns", "model_ns", "unmap_ns",
-         "nand_wait_ns", "map_ns", "resume_ns"]
 assert len(rows) == 10, len(rows)
 assert [r["percentile"] for r in rows[:5]] == ["50", "90", "99", "99.9", "99.99"]
 m50 = rows[0]
@@ -108,5 +107,4 @@ ok $? "without --base: latest fault in the window"
 [ $? -ne 0 ] && grep -q nonexistent "$tmp/err5.txt"
 ok $? "missing input file: error naming it, non-zero exit"
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+done_testing

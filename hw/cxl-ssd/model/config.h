@@ -1,8 +1,10 @@
 /*
- * cxl-ssd model configuration: one struct shared by the QEMU device
- * (-device cxl-ssd,...), the host-native tool and the tests.  Property names
- * are the QEMU property names; every value is range-checked by
- * cxlssd_config_validate(), which names the offending property.
+ * cxl-ssd configuration: one struct shared by the QEMU device
+ * (-device cxl-ssd,...), the host-native tool and the tests, with one field
+ * per property of the table in props.def (names, kinds, defaults, ranges
+ * and descriptions are written there and nowhere else).  Every value is
+ * range-checked by cxlssd_config_validate(), which names the offending
+ * property.
  */
 #ifndef CXLSSD_MODEL_CONFIG_H
 #define CXLSSD_MODEL_CONFIG_H
@@ -20,71 +22,92 @@ enum cxlssd_policy {
 };
 
 enum cxlssd_eviction {
-    CXLSSD_EVICTION_SYNC,       /* victims chosen and unmapped on the miss path */
-    CXLSSD_EVICTION_BACKGROUND, /* worker keeps free frames between watermarks */
+    CXLSSD_EVICTION_SYNC,       /* victims chosen, unmapped on the miss path */
+    CXLSSD_EVICTION_BACKGROUND, /* a worker keeps frames free (watermarks) */
     CXLSSD_EVICTION_COUNT
 };
 
-/*
- * Defaults, shared by cxlssd_config_defaults() and the QEMU device's
- * property definitions so that `-device cxl-ssd,help` shows the same values.
- * They reproduce the CXDVirt paper's Z-NAND setup.
- */
-#define CXLSSD_DEFAULT_PAGE_SIZE        4096u
-#define CXLSSD_DEFAULT_CACHE_PCT        5u      /* cache-size=0: 5% of device */
-#define CXLSSD_DEFAULT_PREFETCH         0u
-#define CXLSSD_DEFAULT_EVICT_LOW_PCT    2u
-#define CXLSSD_DEFAULT_EVICT_HIGH_PCT   5u
-#define CXLSSD_DEFAULT_CHANNELS         8u
-#define CXLSSD_DEFAULT_LUNS             16u
-#define CXLSSD_DEFAULT_PAGES_PER_BLOCK  256u
-#define CXLSSD_DEFAULT_T_READ_NS        3000u
-#define CXLSSD_DEFAULT_T_PROG_NS        100000u
-#define CXLSSD_DEFAULT_T_ERASE_NS       1000000u
-#define CXLSSD_DEFAULT_T_XFER_NS        3200u
-#define CXLSSD_DEFAULT_OP_PCT           7u
-#define CXLSSD_DEFAULT_GC_LOW_BLOCKS    2u
-#define CXLSSD_DEFAULT_GC_HIGH_BLOCKS   4u
-#define CXLSSD_DEFAULT_RECORD_RING      65536u
+enum cxlssd_mode {
+    CXLSSD_MODE_UFFD,           /* resident pages mapped, misses trapped */
+    CXLSSD_MODE_MMIO,           /* every access through the MMIO path */
+};
+
+enum cxlssd_delivery {
+    CXLSSD_DELIVERY_POLL,       /* handler threads sleep in poll() */
+    CXLSSD_DELIVERY_BUSY,       /* handler threads busy-poll the uffd
+                                 * (sleeping in poll after 10 ms without a
+                                 * fault) */
+    CXLSSD_DELIVERY_COUNT,      /* the handler-thread modes above */
+    /* In-thread delivery: the faulting thread serves its own miss in a
+     * SIGBUS handler (rules in trap/trap.h). */
+    CXLSSD_DELIVERY_SIGBUS = 8,
+};
+
+#define CXLSSD_MAX_HANDLER_THREADS 64
+#define CXLSSD_TIME_MAX_NS 10000000000ull       /* 10 s */
+#define CXLSSD_DEFAULT_CACHE_PCT 5u             /* cache-size=0 */
+
+/* C type of each property kind of props.def */
+#define CXLSSD_CTYPE_U32        uint32_t
+#define CXLSSD_CTYPE_TIME       uint64_t
+#define CXLSSD_CTYPE_SIZE       uint64_t
+#define CXLSSD_CTYPE_BOOL       bool
+#define CXLSSD_CTYPE_STR        char *
+#define CXLSSD_CTYPE_MODE       enum cxlssd_mode
+#define CXLSSD_CTYPE_DELIVERY   enum cxlssd_delivery
+#define CXLSSD_CTYPE_POLICY     enum cxlssd_policy
+#define CXLSSD_CTYPE_EVICTION   enum cxlssd_eviction
 
 struct cxlssd_config {
-    /* Capacity */
     uint64_t device_size;       /* bytes; from the memdev (not a property) */
-    uint64_t cache_size;        /* "cache-size", bytes; 0 = 5% of device */
-    uint32_t page_size;         /* "page-size", bytes (4096) */
-
-    /* Cache */
-    enum cxlssd_policy policy;  /* "policy": fifo|lifo|clock|s3fifo */
-    uint32_t cache_ways;        /* "cache-ways": 0 = fully associative */
-    uint32_t prefetch;          /* "prefetch": next-N degree, 0 = off */
-    enum cxlssd_eviction eviction; /* "eviction": sync|background */
-    uint32_t evict_low_pct;     /* "evict-low": start when free < low % */
-    uint32_t evict_high_pct;    /* "evict-high": stop when free >= high % */
-
-    /* NAND geometry */
-    uint32_t channels;          /* "nand-channels" (8) */
-    uint32_t luns_per_channel;  /* "nand-luns" (16) */
-    uint32_t blocks_per_lun;    /* "nand-blocks": 0 = derived from size+OP */
-    uint32_t pages_per_block;   /* "nand-pages-per-block" (256) */
-
-    /* NAND timing, ns */
-    uint64_t t_read_ns;         /* "nand-read-ns" tR (3000) */
-    uint64_t t_prog_ns;         /* "nand-prog-ns" tPROG (100000) */
-    uint64_t t_erase_ns;        /* "nand-erase-ns" tBERS (1000000) */
-    uint64_t t_xfer_ns;         /* "nand-xfer-ns" per-page transfer (3200) */
-
-    /* FTL */
-    uint32_t op_pct;            /* "over-provisioning": percent (7), 1..50 */
-    uint32_t gc_low_blocks;     /* "gc-low": GC starts below this many free blocks per LUN (2) */
-    uint32_t gc_high_blocks;    /* "gc-high": GC stops at this many (4) */
-    bool precondition;          /* "precondition": unwritten pages cost a read */
-
-    /* Records */
-    uint32_t record_ring;       /* "record-ring": entries per ring (65536) */
+#define CXLSSD_PROP(K, F, N, D, LO, HI, DESC) CXLSSD_CTYPE_##K F;
+#include "props.def"
+#undef CXLSSD_PROP
 };
+
+enum cxlssd_prop_kind {
+    CXLSSD_PROP_U32,
+    CXLSSD_PROP_TIME,
+    CXLSSD_PROP_SIZE,
+    CXLSSD_PROP_BOOL,
+    CXLSSD_PROP_STR,
+    CXLSSD_PROP_MODE,
+    CXLSSD_PROP_DELIVERY,
+    CXLSSD_PROP_POLICY,
+    CXLSSD_PROP_EVICTION,
+};
+
+/* One row of props.def, as data. */
+struct cxlssd_prop {
+    const char *name;
+    enum cxlssd_prop_kind kind;
+    size_t offset;              /* in struct cxlssd_config */
+    uint64_t def;               /* numeric, boolean or enumeration default */
+    const char *def_text;       /* STR: what the default (NULL) means */
+    uint64_t min, max;          /* numeric range checked by validate */
+    const char *description;    /* without range and default */
+};
+extern const struct cxlssd_prop cxlssd_props[];
+extern const size_t cxlssd_nprops;
+
+/* The row named @name, or NULL. */
+const struct cxlssd_prop *cxlssd_prop_find(const char *name);
+
+/* Value of a non-STR row in @cfg (enumerations and booleans as numbers),
+ * and its setter. */
+uint64_t cxlssd_prop_get_num(const struct cxlssd_prop *p,
+                             const struct cxlssd_config *cfg);
+void cxlssd_prop_set_num(const struct cxlssd_prop *p,
+                         struct cxlssd_config *cfg, uint64_t v);
+/* True if validate checks the row's min..max (and help shows it). */
+bool cxlssd_prop_has_range(const struct cxlssd_prop *p);
+bool cxlssd_prop_is_enum(const struct cxlssd_prop *p);
 
 /* Fill @cfg with the defaults for a device of @device_size bytes. */
 void cxlssd_config_defaults(struct cxlssd_config *cfg, uint64_t device_size);
+
+/* Free the STR values cxlssd_config_set() copied (not QEMU's). */
+void cxlssd_config_free_strings(struct cxlssd_config *cfg);
 
 /*
  * Check every field.  Returns 0, or -1 with a message in @err such as
@@ -94,11 +117,40 @@ int cxlssd_config_validate(const struct cxlssd_config *cfg,
                            char *err, size_t errlen);
 
 /*
- * Set one property from text ("policy", "clock").  Returns 0, or -1 with a
- * message naming the property and the allowed values/range.
+ * Set one property from text ("policy", "clock"; also "size", the memdev
+ * size).  Sizes take K/M/G/T suffixes, times ns/us/ms/s; STR values are
+ * copied, replacing (and freeing) the previous copy.  Returns 0, or -1 with
+ * a message naming the property and the allowed values/range.
  */
 int cxlssd_config_set(struct cxlssd_config *cfg, const char *name,
                       const char *value, char *err, size_t errlen);
+
+/* The value of @p in @cfg as text ("on", "fifo", "3000", "" for NULL). */
+void cxlssd_prop_format(const struct cxlssd_prop *p,
+                        const struct cxlssd_config *cfg,
+                        char *buf, size_t len);
+
+/*
+ * Help text of @p: the description, then the range or the values
+ * ("1..256", "one of fifo, lifo, clock, s3fifo", "on/off"), then, with
+ * @defaults, "default" and its value there.  STR rows always name what
+ * their default means.  Returns the length snprintf would.
+ */
+int cxlssd_prop_describe(const struct cxlssd_prop *p,
+                         const struct cxlssd_config *defaults,
+                         char *buf, size_t len);
+
+/* Parse an enumeration value of @kind ("S3-FIFO", "bg"); 0 or -1. */
+int cxlssd_enum_parse(enum cxlssd_prop_kind kind, const char *text,
+                      int *out);
+/* Canonical name of an enumeration value, "?" if none. */
+const char *cxlssd_enum_name(enum cxlssd_prop_kind kind, int value);
+/* "one of fifo, lifo, clock, s3fifo" into @buf; returns snprintf's length. */
+int cxlssd_enum_choices(enum cxlssd_prop_kind kind, char *buf, size_t len);
+
+/* Writes a message into @err (if any) and returns -1. */
+int cxlssd_fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Derived sizes (after validate). */
 uint64_t cxlssd_config_pages(const struct cxlssd_config *cfg);
@@ -107,19 +159,10 @@ uint64_t cxlssd_config_cache_frames(const struct cxlssd_config *cfg);
 const char *cxlssd_policy_name(enum cxlssd_policy p);
 int cxlssd_policy_from_name(const char *name, enum cxlssd_policy *out);
 const char *cxlssd_eviction_name(enum cxlssd_eviction e);
-int cxlssd_eviction_from_name(const char *name, enum cxlssd_eviction *out);
-
-/* Property table: names, descriptions and ranges, for help text. */
-struct cxlssd_prop_info {
-    const char *name;
-    const char *description;    /* includes the default and the range */
-};
-extern const struct cxlssd_prop_info cxlssd_props[];
-extern const size_t cxlssd_nprops;
 
 /*
- * Write "name=value" for every model property (one per line, or
- * comma-separated if @sep is ','), for manifests.
+ * Write "name=value" for every property (one per line, or comma-separated
+ * if @sep is ','), "size" first, for manifests.  Returns the full length.
  */
 int cxlssd_config_format(const struct cxlssd_config *cfg, char *buf,
                          size_t len, char sep);

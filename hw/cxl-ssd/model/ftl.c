@@ -32,6 +32,7 @@
 #include "ftl.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -326,10 +327,17 @@ uint64_t ftl_read(struct ftl *f, uint64_t lpn, uint64_t now_ns)
 
 uint64_t ftl_write(struct ftl *f, uint64_t lpn, uint64_t now_ns)
 {
+    return ftl_write_counted(f, lpn, now_ns, NULL);
+}
+
+uint64_t ftl_write_counted(struct ftl *f, uint64_t lpn, uint64_t now_ns,
+                           uint32_t *gc_runs)
+{
     if (lpn >= f->logical_pages) {
         return now_ns;
     }
     pthread_mutex_lock(&f->lock);
+    uint64_t gc_before = f->st.gc_runs;
     cxlssd_ppa ppa = FTL_NONE;
     uint32_t lun = f->cursor;
     for (uint32_t tries = 0; tries < f->luns; tries++) {
@@ -356,6 +364,9 @@ uint64_t ftl_write(struct ftl *f, uint64_t lpn, uint64_t now_ns)
     }
     /* else: impossible by the ftl_new() capacity check; keep the old copy
      * rather than abort. */
+    if (gc_runs) {
+        *gc_runs += (uint32_t)(f->st.gc_runs - gc_before);
+    }
     pthread_mutex_unlock(&f->lock);
     return done;
 }
@@ -419,6 +430,19 @@ uint64_t ftl_metadata_bytes(const struct ftl *f)
         (uint64_t)f->channels * 64 * 2 * sizeof(uint64_t);
 }
 
+/* An inconsistency found by ftl_check(): print it, count it. */
+static void __attribute__((format(printf, 2, 3)))
+check_failed(int *bad, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "ftl_check: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    (*bad)++;
+}
+
 int ftl_check(struct ftl *f)
 {
     int bad = 0;
@@ -437,16 +461,14 @@ int ftl_check(struct ftl *f)
             continue;
         }
         if (ppa >= f->physical_pages || f->p2l[ppa] != lpn) {
-            fprintf(stderr, "ftl_check: lpn %llu -> ppa %u -> lpn %u\n",
-                    (unsigned long long)lpn, ppa,
-                    ppa < f->physical_pages ? f->p2l[ppa] : FTL_NONE);
-            bad++;
+            check_failed(&bad, "lpn %llu -> ppa %u -> lpn %u",
+                         (unsigned long long)lpn, ppa,
+                         ppa < f->physical_pages ? f->p2l[ppa] : FTL_NONE);
             continue;
         }
         if (f->state[ppa / f->pages_per_block] == BLK_FREE) {
-            fprintf(stderr, "ftl_check: lpn %llu in free block\n",
-                    (unsigned long long)lpn);
-            bad++;
+            check_failed(&bad, "lpn %llu in free block",
+                         (unsigned long long)lpn);
         }
     }
     /* Reverse: every live p2l entry is the current copy of its lpn. */
@@ -456,9 +478,8 @@ int ftl_check(struct ftl *f)
             continue;
         }
         if (lpn >= f->logical_pages || f->l2p[lpn] != ppa) {
-            fprintf(stderr, "ftl_check: stale ppa %llu -> lpn %u\n",
-                    (unsigned long long)ppa, lpn);
-            bad++;
+            check_failed(&bad, "stale ppa %llu -> lpn %u",
+                         (unsigned long long)ppa, lpn);
         }
         cnt[ppa / f->pages_per_block]++;
     }
@@ -469,23 +490,20 @@ int ftl_check(struct ftl *f)
         for (uint32_t b = 0; b < f->blocks_per_lun; b++) {
             uint64_t i = blk_index(f, l, b);
             if (cnt[i] != f->valid[i]) {
-                fprintf(stderr, "ftl_check: lun %u block %u valid %u, "
-                        "counted %u\n", l, b, f->valid[i], cnt[i]);
-                bad++;
+                check_failed(&bad, "lun %u block %u valid %u, counted %u",
+                             l, b, f->valid[i], cnt[i]);
             }
             nfree += f->state[i] == BLK_FREE;
             nopen += f->state[i] == BLK_OPEN;
         }
         if (nfree != L->nfree || nopen != (L->open_block != FTL_NONE)) {
-            fprintf(stderr, "ftl_check: lun %u free %u/%u open %u\n", l,
-                    nfree, L->nfree, nopen);
-            bad++;
+            check_failed(&bad, "lun %u free %u/%u open %u", l, nfree,
+                         L->nfree, nopen);
         }
         for (uint32_t k = 0; k < L->nfree; k++) {
             if (f->state[blk_index(f, l, L->free_stack[k])] != BLK_FREE) {
-                fprintf(stderr, "ftl_check: lun %u free stack holds "
-                        "used block %u\n", l, L->free_stack[k]);
-                bad++;
+                check_failed(&bad, "lun %u free stack holds used block %u",
+                             l, L->free_stack[k]);
             }
         }
     }

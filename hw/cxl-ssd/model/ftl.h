@@ -37,6 +37,10 @@ uint64_t ftl_read(struct ftl *f, uint64_t lpn, uint64_t now_ns);
  * any garbage collection it triggers on the target LUN's timelines.  Never
  * fails: GC always finds space because of over-provisioning. */
 uint64_t ftl_write(struct ftl *f, uint64_t lpn, uint64_t now_ns);
+/* ftl_write() that also adds to *@gc_runs the victim blocks its garbage
+ * collection took (for the miss path's GC trace). */
+uint64_t ftl_write_counted(struct ftl *f, uint64_t lpn, uint64_t now_ns,
+                           uint32_t *gc_runs);
 
 /* Hint that @lpn's map entry is about to be read: lets the caller overlap
  * that cache miss with its own (no lock, no effect on state). */

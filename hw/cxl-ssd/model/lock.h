@@ -4,37 +4,64 @@
  * unlock = one exchange; contended waiters spin briefly, then sleep in the
  * kernel, so a preempted holder never makes others burn CPU.  About a third
  * of the instructions of pthread_mutex_lock/unlock on the miss path.
- * Header-only (static functions; included by model.c alone), so the QEMU
- * meson source list needs no new file.
+ * Static inline functions; lock.c holds only the debug builds' per-thread
+ * tag.
+ *
+ * Debug builds (NDEBUG not defined, as in QEMU and the tests) also record
+ * the holder, so that code documented as "mutex held" can say so with
+ * CXLSSD_LOCK_ASSERT_HELD() (cf. Linux's lockdep_assert_held(), QEMU's
+ * assert(bql_locked())): one relaxed store per lock and unlock.
  */
 #ifndef CXLSSD_MODEL_LOCK_H
 #define CXLSSD_MODEL_LOCK_H
 
+#include <assert.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "relax.h"
+
 struct cxlssd_lock {
     _Atomic uint32_t v;         /* 0 free, 1 held, 2 held with waiters */
+#ifndef NDEBUG
+    _Atomic uintptr_t owner;    /* the holder's cxlssd_lock_self(), 0 if
+                                 * free */
+#endif
 };
 
-static inline void cxlssd_lock_relax(void)
+#ifndef NDEBUG
+/* One byte per thread (lock.c); its address names the thread in two
+ * instructions, where pthread_self() is a call. */
+extern _Thread_local char cxlssd_lock_thread_tag;
+
+static inline uintptr_t cxlssd_lock_self(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
+    return (uintptr_t)&cxlssd_lock_thread_tag;
 }
+
+static inline void cxlssd_lock_set_owner(struct cxlssd_lock *l, uintptr_t o)
+{
+    atomic_store_explicit(&l->owner, o, memory_order_relaxed);
+}
+
+/* The calling thread holds @l (debug builds; nothing otherwise). */
+#define CXLSSD_LOCK_ASSERT_HELD(l) \
+    assert(atomic_load_explicit(&(l)->owner, memory_order_relaxed) == \
+           cxlssd_lock_self())
+#else
+#define cxlssd_lock_set_owner(l, o) ((void)0)
+#define CXLSSD_LOCK_ASSERT_HELD(l) ((void)0)
+#endif
 
 static __attribute__((noinline, unused))
 void cxlssd_lock_slow(struct cxlssd_lock *l)
 {
     /* spin a little: the holder only computes (~100 ns) */
     for (int i = 0; i < 200; i++) {
-        cxlssd_lock_relax();
+        cxlssd_cpu_relax();
         uint32_t c = 0;
         if (atomic_load_explicit(&l->v, memory_order_relaxed) == 0 &&
             atomic_compare_exchange_weak_explicit(&l->v, &c, 1,
@@ -58,6 +85,9 @@ void cxlssd_unlock_wake(struct cxlssd_lock *l)
 static inline void cxlssd_lock_init(struct cxlssd_lock *l)
 {
     atomic_init(&l->v, 0);
+#ifndef NDEBUG
+    atomic_init(&l->owner, 0);
+#endif
 }
 
 static inline void cxlssd_lock(struct cxlssd_lock *l)
@@ -68,10 +98,13 @@ static inline void cxlssd_lock(struct cxlssd_lock *l)
                                                  memory_order_relaxed)) {
         cxlssd_lock_slow(l);
     }
+    cxlssd_lock_set_owner(l, cxlssd_lock_self());
 }
 
 static inline void cxlssd_unlock(struct cxlssd_lock *l)
 {
+    CXLSSD_LOCK_ASSERT_HELD(l);
+    cxlssd_lock_set_owner(l, 0);
     if (atomic_exchange_explicit(&l->v, 0, memory_order_release) == 2) {
         cxlssd_unlock_wake(l);
     }

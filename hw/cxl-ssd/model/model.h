@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "clock.h"
 #include "config.h"
 
 enum cxlssd_page_state {
@@ -72,6 +73,8 @@ struct cxlssd_miss {
     struct cxlssd_prefetch prefetch[CXLSSD_MAX_PREFETCH];
     bool prefetch_hit;          /* LOADING outcome: the fill in flight was a
                                  * prefetch (a late prefetch hit) */
+    uint32_t gc_runs;           /* FILL: victim blocks garbage-collected by
+                                 * the writebacks of its dirty victims */
 };
 
 struct cxlssd_stats {
@@ -159,8 +162,5 @@ uint64_t cxlssd_model_cache_metadata_bytes(const struct cxlssd_model *m);
 /* The model's FTL (for tests and statistics; thread-safe, see ftl.h). */
 struct ftl;
 struct ftl *cxlssd_model_ftl(struct cxlssd_model *m);
-
-/* CLOCK_MONOTONIC in ns. */
-uint64_t cxlssd_now_ns(void);
 
 #endif

@@ -15,7 +15,9 @@
  *                              out of the order and return the slot, or
  *                              POL_NIL if every page is LOADING/EVICTING.
  *                              *old receives the byte before the CAS.
- *   reset()                    empty order (slots are re-added by insert)
+ *   reset()                    optional: empty order (slots are re-added by
+ *                              insert) and size the set's queues; without
+ *                              it the model calls pol_list_reset()
  *   hint()                     optional: prefetch the next candidate's byte
  *
  * References (cxlssd_hit(), sampled accessed bits) do not call the policy:
@@ -79,6 +81,9 @@ struct pol_set {
 struct policy_ops {
     const char *name;
     unsigned freq_max;          /* reference counter saturates here */
+    bool ghosts;                /* keeps a ghost ring of evicted page ids,
+                                 * reset() sizes it (at most one entry per
+                                 * frame) */
     void (*reset)(struct pol_ctx *c, struct pol_set *s);
     void (*insert)(struct pol_ctx *c, struct pol_set *s, uint32_t slot,
                    uint32_t page, bool ghost);

@@ -11,12 +11,6 @@
  */
 #include "policy.h"
 
-static void clock_reset(struct pol_ctx *c, struct pol_set *s)
-{
-    (void)c;
-    pol_list_reset(s);
-}
-
 static void clock_insert(struct pol_ctx *c, struct pol_set *s, uint32_t slot,
                          uint32_t page, bool ghost)
 {
@@ -62,7 +56,6 @@ static void clock_hint(struct pol_ctx *c, struct pol_set *s)
 const struct policy_ops cxlssd_policy_clock = {
     .name = "clock",
     .freq_max = 1,
-    .reset = clock_reset,
     .insert = clock_insert,
     .pick = clock_pick,
     .hint = clock_hint,

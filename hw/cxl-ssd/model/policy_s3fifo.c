@@ -24,10 +24,13 @@
  */
 #include "policy.h"
 
+/* S: 10% of the set (at least one frame); G: as many ids as M has frames. */
 static void s3_reset(struct pol_ctx *c, struct pol_set *s)
 {
     (void)c;
     pol_list_reset(s);
+    s->small_target = s->n / 10 ? s->n / 10 : 1;
+    s->ghost_cap = s->n - (s->small_target < s->n ? s->small_target : s->n);
 }
 
 static void s3_insert(struct pol_ctx *c, struct pol_set *s, uint32_t slot,
@@ -162,6 +165,7 @@ static void s3_hint(struct pol_ctx *c, struct pol_set *s)
 const struct policy_ops cxlssd_policy_s3fifo = {
     .name = "s3fifo",
     .freq_max = 3,
+    .ghosts = true,
     .reset = s3_reset,
     .insert = s3_insert,
     .pick = s3_pick,

@@ -14,4 +14,9 @@
 /* Returns the time (>= @deadline_ns) at which it returned. */
 uint64_t cxlssd_wait_until(uint64_t deadline_ns);
 
+/* The sleeping half of cxlssd_wait_until() alone: sleeps until 50 us
+ * before @deadline_ns if that is 200 us or more away, else returns at once.
+ * For loops that spin on a condition with a deadline as a hint. */
+void cxlssd_sleep_coarse(uint64_t deadline_ns);
+
 #endif

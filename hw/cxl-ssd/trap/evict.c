@@ -3,8 +3,9 @@
  *
  * Victims are unmapped with MADV_DONTNEED on the registered mapping (the
  * data stays in the memfd page cache; the next access raises a MINOR
- * fault), then cxlssd_evict_done().  Contiguous victim pages are coalesced
- * into one madvise call.  The cost of a call varies a lot by host: ~1 us
+ * fault), then the caller calls cxlssd_evict_done() (the miss service for
+ * a miss's victims, the worker below for its own).  Contiguous victim
+ * pages are coalesced into one madvise call.  The cost of a call varies a lot by host: ~1 us
  * for one page on an idle host, 10-16 us while another CPU runs the
  * process (TLB shootdown IPI), 40-50 us per call on the shadow-paging
  * (PVM) project machines under load.  A miss unmaps its own victims before
@@ -19,7 +20,6 @@
  * resets between batches, like the handlers.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -38,9 +38,9 @@ void trap_unmap_range(struct cxlssd_trap *t, uint64_t first, uint64_t n)
 {
     if (madvise(t->base + first * t->page_size, n * t->page_size,
                 MADV_DONTNEED) < 0) {
-        fprintf(stderr, "cxl-ssd trap: madvise(DONTNEED, page %llu, %llu "
-                "pages): %s\n", (unsigned long long)first,
-                (unsigned long long)n, strerror(errno));
+        trap_error(t, "madvise(DONTNEED, page %llu, %llu pages): %s",
+                   (unsigned long long)first, (unsigned long long)n,
+                   strerror(errno));
     }
     atomic_fetch_add_explicit(&t->st_madvise, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&t->st_unmapped, n, memory_order_relaxed);
@@ -70,9 +70,6 @@ void trap_unmap_victims(struct cxlssd_trap *t, const struct cxlssd_victim *v,
             }
         }
         trap_unmap_range(t, start, len);
-        for (uint32_t i = 0; i < k; i++) {
-            cxlssd_evict_done(t->model, v[i].page);
-        }
         v += k;
         n -= k;
     }
@@ -109,12 +106,15 @@ static void *evict_main(void *arg)
             break;
         }
         while (!atomic_load(&t->stop) && !atomic_load(&t->pause_req)) {
-            uint32_t n = cxlssd_evict_background(t->model, trap_now(), v,
+            uint32_t n = cxlssd_evict_background(t->model, cxlssd_now_ns(), v,
                                                  EVICT_BATCH);
             if (n == 0) {
                 break;
             }
             trap_unmap_victims(t, v, n);
+            for (uint32_t i = 0; i < n; i++) {
+                cxlssd_evict_done(t->model, v[i].page);
+            }
         }
     }
     return NULL;

@@ -21,7 +21,9 @@
  * newest events: the newest page fault record naming the faulting page
  * (a SIGBUS may fault in stack pages after it), or the newest record if it
  * is a KVM exit.  Otherwise the miss gets no host time (0) and the caller
- * falls back to its own clock.
+ * falls back to its own clock: a thread's first miss (its buffer is opened
+ * then) and, on a loaded host, sometimes its next one (the kernel had not
+ * yet recorded the thread's fault in the new buffer: it was still empty).
  */
 #include <errno.h>
 #include <fcntl.h>

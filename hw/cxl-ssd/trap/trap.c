@@ -1,17 +1,14 @@
 /*
- * cxl-ssd trap engine: life cycle (new/free), reset quiesce, statistics and
- * names.  The mechanism itself lives in uffd.c (userfaultfd), handler.c
- * (fault service and waiting), evict.c (unmapping, background worker) and
- * prefetch.c; the deadline wait is the model's cxlssd_wait_until() and
- * per-miss records go through the model's record_writer.  See trap.h for
- * the interface.
+ * cxl-ssd trap engine: life cycle (new/free), statistics and names.  The
+ * miss path itself is the model's miss service (model/miss_service.c); the
+ * trap's files and their jobs are listed in trap_int.h.  Per-miss records
+ * go through the model's record_writer.  See trap.h for the interface.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "trap_int.h"
@@ -50,55 +47,9 @@ int cxlssd_delivery_from_name(const char *name, enum cxlssd_delivery *out)
     return -1;
 }
 
-int cxlssd_trap_check_cpus(const char *list, char *err, size_t errlen)
-{
-    int *cpus = calloc(TRAP_MAX_CPUS, sizeof(int));
-    if (!cpus) {
-        snprintf(err, errlen, "cxl-ssd trap: out of memory");
-        return -1;
-    }
-    int n = trap_parse_cpus(list, cpus, TRAP_MAX_CPUS, err, errlen);
-    free(cpus);
-    return n;
-}
-
 static char *dup_or_null(const char *s)
 {
     return s ? strdup(s) : NULL;
-}
-
-bool trap_park_if_paused(struct cxlssd_trap *t)
-{
-    if (!atomic_load_explicit(&t->pause_req, memory_order_acquire)) {
-        return atomic_load_explicit(&t->stop, memory_order_relaxed);
-    }
-    pthread_mutex_lock(&t->ctl_lock);
-    t->parked++;
-    pthread_cond_broadcast(&t->ctl_cond);
-    while (atomic_load(&t->pause_req) && !atomic_load(&t->stop)) {
-        pthread_cond_wait(&t->ctl_cond, &t->ctl_lock);
-    }
-    t->parked--;
-    pthread_mutex_unlock(&t->ctl_lock);
-    return atomic_load(&t->stop);
-}
-
-static void efd_signal(struct cxlssd_trap *t)
-{
-    uint64_t one = 1;
-    if (t->stop_efd >= 0 && write(t->stop_efd, &one, sizeof(one)) < 0 &&
-        errno != EAGAIN) {
-        fprintf(stderr, "cxl-ssd trap: eventfd write: %s\n", strerror(errno));
-    }
-}
-
-static void efd_clear(struct cxlssd_trap *t)
-{
-    uint64_t v;
-    if (t->stop_efd >= 0 && read(t->stop_efd, &v, sizeof(v)) < 0 &&
-        errno != EAGAIN) {
-        fprintf(stderr, "cxl-ssd trap: eventfd read: %s\n", strerror(errno));
-    }
 }
 
 static int records_start(struct cxlssd_trap *t, char *err, size_t errlen)
@@ -118,18 +69,39 @@ static int records_start(struct cxlssd_trap *t, char *err, size_t errlen)
     return 0;
 }
 
+static int service_start(struct cxlssd_trap *t, char *err, size_t errlen)
+{
+    struct cxlssd_miss_service_config sc = {
+        .trace = t->hooks.trace,
+        .trace_opaque = t->hooks.opaque,
+        .ring = t->ring,
+        .stop = &t->stop,
+        .compensate = t->cfg.compensate,
+        .compensate_ns = t->cfg.compensate_ns,
+        .record_ab = t->cfg.record_ab,
+        .defer_unmap = t->cfg.defer_unmap,
+    };
+    trap_substrate(t, &sc.substrate);
+    if (t->hooks.serialize_begin) {
+        sc.substrate.serialize_begin = trap_serialize_begin;
+        sc.substrate.serialize_end = trap_serialize_end;
+    }
+    t->svc = cxlssd_miss_service_new(t->model, &sc, err, errlen);
+    return t->svc ? 0 : -1;
+}
+
 static void trap_destroy(struct cxlssd_trap *t)
 {
     atomic_store(&t->stop, true);
-    efd_signal(t);
+    trap_wake_pollers(t);
     pthread_mutex_lock(&t->ctl_lock);
     pthread_cond_broadcast(&t->ctl_cond);
     pthread_mutex_unlock(&t->ctl_lock);
     trap_handlers_stop(t);
     trap_evict_stop(t);
     /* Prefetched pages still LOADING: map them (needs the registration). */
-    if (t->registered && t->pf_heap) {
-        trap_prefetch_flush(t);
+    if (t->registered && t->svc) {
+        cxlssd_complete_all_prefetches(t->svc);
     }
     /* Unregistering wakes any thread still blocked on the range; from now
      * on the mapping behaves as a plain shared mapping of the memfd. */
@@ -147,14 +119,13 @@ static void trap_destroy(struct cxlssd_trap *t)
     cxlssd_record_writer_free(t->rec_writer);
     t->rec_writer = NULL;
     t->ring = NULL;
-    trap_prefetch_destroy(t);
+    cxlssd_miss_service_free(t->svc);
     trap_fault_clock_free(t->fault_clock);
     pthread_mutex_destroy(&t->ctl_lock);
     pthread_cond_destroy(&t->ctl_cond);
     pthread_mutex_destroy(&t->reset_lock);
     pthread_mutex_destroy(&t->evict_lock);
     pthread_cond_destroy(&t->evict_cond);
-    pthread_mutex_destroy(&t->pf_lock);
     free(t->handler_cpus);
     free(t->record_path);
     free(t->mode_name);
@@ -245,20 +216,10 @@ struct cxlssd_trap *cxlssd_trap_new(struct cxlssd_model *model,
     pthread_mutex_init(&t->reset_lock, NULL);
     pthread_mutex_init(&t->evict_lock, NULL);
     pthread_cond_init(&t->evict_cond, NULL);
-    pthread_mutex_init(&t->pf_lock, NULL);
-    atomic_store(&t->pf_next, UINT64_MAX);
     snprintf(t->mechanism, sizeof(t->mechanism), "none");
 
     /* Validate the CPU list before touching the mapping. */
-    int *cpus = calloc(TRAP_MAX_CPUS, sizeof(int));
-    if (!cpus) {
-        snprintf(err, errlen, "cxl-ssd trap: out of memory");
-        goto fail;
-    }
-    int ncpus = trap_parse_cpus(t->handler_cpus, cpus, TRAP_MAX_CPUS, err,
-                                errlen);
-    free(cpus);
-    if (ncpus < 0) {
+    if (cxlssd_trap_check_cpus(t->handler_cpus, err, errlen) < 0) {
         goto fail;
     }
 
@@ -273,13 +234,14 @@ struct cxlssd_trap *cxlssd_trap_new(struct cxlssd_model *model,
             goto fail;
         }
     }
-    /* SIGBUS delivery: the handler must be in place before the range is
-     * registered (from then on an access raises SIGBUS). */
-    if ((t->sigbus && trap_sigbus_attach(t, err, errlen) < 0) ||
+    /* SIGBUS delivery: the miss service and the signal handler must be in
+     * place before the range is registered (from then on an access raises
+     * SIGBUS). */
+    if (records_start(t, err, errlen) < 0 ||
+        service_start(t, err, errlen) < 0 ||
+        (t->sigbus && trap_sigbus_attach(t, err, errlen) < 0) ||
         trap_uffd_open(t, err, errlen) < 0 ||
         trap_uffd_register(t, err, errlen) < 0 ||
-        trap_prefetch_init(t, err, errlen) < 0 ||
-        records_start(t, err, errlen) < 0 ||
         trap_evict_start(t, err, errlen) < 0 ||
         trap_handlers_start(t, err, errlen) < 0) {
         goto fail;
@@ -298,39 +260,6 @@ void cxlssd_trap_free(struct cxlssd_trap *t)
     }
 }
 
-void cxlssd_trap_reset(struct cxlssd_trap *t)
-{
-    pthread_mutex_lock(&t->reset_lock);
-    /* Quiesce: every handler and the eviction worker parks between events;
-     * faults raised meanwhile stay queued in the uffd. */
-    atomic_store(&t->pause_req, true);
-    efd_signal(t);
-    pthread_mutex_lock(&t->evict_lock);
-    pthread_cond_broadcast(&t->evict_cond);
-    pthread_mutex_unlock(&t->evict_lock);
-    pthread_mutex_lock(&t->ctl_lock);
-    while (t->parked < t->parties) {
-        pthread_cond_wait(&t->ctl_cond, &t->ctl_lock);
-    }
-    pthread_mutex_unlock(&t->ctl_lock);
-
-    /* No fill or eviction in flight now, except queued prefetches. */
-    trap_prefetch_flush(t);
-    if (madvise(t->base, t->len, MADV_DONTNEED) < 0) {
-        fprintf(stderr, "cxl-ssd trap: madvise(DONTNEED) at reset: %s\n",
-                strerror(errno));
-    }
-    atomic_fetch_add_explicit(&t->st_madvise, 1, memory_order_relaxed);
-    cxlssd_model_reset_residency(t->model);
-
-    efd_clear(t);
-    pthread_mutex_lock(&t->ctl_lock);
-    atomic_store(&t->pause_req, false);
-    pthread_cond_broadcast(&t->ctl_cond);
-    pthread_mutex_unlock(&t->ctl_lock);
-    pthread_mutex_unlock(&t->reset_lock);
-}
-
 bool cxlssd_trap_dirty_tracking(const struct cxlssd_trap *t)
 {
     return t->wp;
@@ -343,17 +272,20 @@ const char *cxlssd_trap_dirty_mechanism(const struct cxlssd_trap *t)
 
 void cxlssd_trap_get_stats(struct cxlssd_trap *t, struct cxlssd_trap_stats *out)
 {
+    struct cxlssd_miss_service_stats ss;
+    cxlssd_miss_service_get_stats(t->svc, &ss);
     memset(out, 0, sizeof(*out));
     out->faults = atomic_load(&t->st_faults);
     out->wp_faults = atomic_load(&t->st_wp_faults);
-    out->duplicate_faults = atomic_load(&t->st_duplicate);
+    out->duplicate_faults = atomic_load(&t->st_duplicate) +
+                            ss.duplicate_faults;
     out->wakes = atomic_load(&t->st_wakes);
     out->madvise_calls = atomic_load(&t->st_madvise);
     out->pages_unmapped = atomic_load(&t->st_unmapped);
-    out->bql_wait_ns = atomic_load(&t->st_bql_wait_ns);
+    out->bql_wait_ns = ss.serialize_wait_ns;
     out->sigbus_faults = atomic_load(&t->st_sigbus);
-    out->remaps = atomic_load(&t->st_remaps);
-    out->unclocked_misses = atomic_load(&t->st_unclocked);
+    out->remaps = ss.remaps;
+    out->unclocked_misses = ss.unclocked_misses;
     if (t->ring) {
         out->records_written = cxlssd_record_written(t->ring);
         out->records_dropped = cxlssd_record_dropped(t->ring);

@@ -5,8 +5,9 @@
  * tool both use it.  Residency is whether a page is mapped in the
  * registered mapping; data never moves (the memfd's page cache holds it).
  *
- *   fault -> [serialize hook, e.g. BQL] -> cxlssd_miss() -> MADV_DONTNEED
- *   victims -> wait until the NAND deadline -> UFFDIO_CONTINUE -> record
+ *   fault -> request -> the miss service (model/miss_service.c:
+ *   [serialize hook, e.g. BQL] -> cxlssd_miss() -> MADV_DONTNEED victims
+ *   -> wait until the NAND deadline -> UFFDIO_CONTINUE -> record)
  */
 #ifndef CXLSSD_TRAP_H
 #define CXLSSD_TRAP_H
@@ -16,38 +17,32 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "../model/miss_service.h"
 #include "../model/model.h"
 #include "../model/record.h"
 
-enum cxlssd_delivery {
-    CXLSSD_DELIVERY_POLL,       /* handler threads sleep in poll() */
-    CXLSSD_DELIVERY_BUSY,       /* handler threads busy-poll the uffd
-                                 * (sleeping in poll after 10 ms without a
-                                 * fault) */
-    CXLSSD_DELIVERY_COUNT,      /* the handler-thread modes above */
-    /*
-     * In-thread delivery (the native tool; the QEMU device under TCG, see
-     * cxl_ssd_window.c): the range is
-     * registered with UFFD_FEATURE_SIGBUS, the faulting thread gets SIGBUS
-     * and serves its own miss in the engine's signal handler (model, unmap,
-     * NAND wait, UFFDIO_CONTINUE), then the access retries.  The closest
-     * user-space analogue of a synchronous kernel fault path.  Rules:
-     *  - threads touching the range must have SIGBUS unblocked;
-     *  - the range may only be touched by user-mode code that holds no lock
-     *    the handler takes (model/trap locks, stdio, malloc): a plain load
-     *    or store in the application, as in MIO.  Kernel accesses (read()
-     *    into the range, get_user_pages) to a non-resident page fail with
-     *    EFAULT instead of waiting;
-     *  - one process-wide SIGBUS handler is installed by the first such
-     *    trap (addresses outside every SIGBUS trap go to the previous
-     *    handler, or kill the process as SIG_DFL would);
-     *  - cxlssd_trap_reset() does not quiesce accessing threads: stop them
-     *    first.
-     * Handler threads still run (poll mode) to complete prefetches at their
-     * deadlines.  Not offered by cxlssd_delivery_from_name().
-     */
-    CXLSSD_DELIVERY_SIGBUS = 8,
-};
+/*
+ * enum cxlssd_delivery (poll, busy, sigbus) is in model/config.h with the
+ * other property values.  CXLSSD_DELIVERY_SIGBUS, in-thread delivery (the
+ * native tool; the QEMU device under TCG, see cxl_ssd_window.c): the range is
+ * registered with UFFD_FEATURE_SIGBUS, the faulting thread gets SIGBUS
+ * and serves its own miss in the engine's signal handler (model, unmap,
+ * NAND wait, UFFDIO_CONTINUE), then the access retries.  The closest
+ * user-space analogue of a synchronous kernel fault path.  Rules:
+ *  - threads touching the range must have SIGBUS unblocked;
+ *  - the range may only be touched by user-mode code that holds no lock
+ *    the handler takes (model/trap locks, stdio, malloc): a plain load
+ *    or store in the application, as in MIO.  Kernel accesses (read()
+ *    into the range, get_user_pages) to a non-resident page fail with
+ *    EFAULT instead of waiting;
+ *  - one process-wide SIGBUS handler is installed by the first such
+ *    trap (addresses outside every SIGBUS trap go to the previous
+ *    handler, or kill the process as SIG_DFL would);
+ *  - cxlssd_trap_reset() does not quiesce accessing threads: stop them
+ *    first.
+ * Handler threads still run (poll mode) to complete prefetches at their
+ * deadlines.  Not offered by cxlssd_delivery_from_name().
+ */
 
 struct cxlssd_trap_hooks {
     void *opaque;
@@ -64,9 +59,20 @@ struct cxlssd_trap_hooks {
     void (*serialize_end)(void *opaque);
     /* vCPU index of host thread @tid, or -1.  May be NULL. */
     int (*vcpu_index)(void *opaque, pid_t tid);
-    /* Called on the handler thread once a miss is served, with its record
-     * (e.g. to emit a trace event).  May be NULL. */
-    void (*miss_done)(void *opaque, const struct cxlssd_record *rec);
+    /*
+     * An error the engine cannot return (a failed ioctl or madvise on the
+     * miss path, a thread that could not start): @msg is one line, no
+     * newline.  NULL, and always inside the SIGBUS handler: written to
+     * stderr with write(2).
+     */
+    void (*error)(void *opaque, const char *msg);
+    /*
+     * Trace hooks of the miss path (fault, decision, evict, writeback, GC,
+     * prefetch issue/complete, map, miss done with its record), called with
+     * @opaque; each may be NULL.  None is called inside the SIGBUS handler
+     * (they may take locks); see model/miss_service.h.
+     */
+    struct cxlssd_miss_trace trace;
 };
 
 struct cxlssd_trap_config {

@@ -1,7 +1,25 @@
 /*
  * cxl-ssd trap engine: internal state shared by the trap's source files.
- * Not part of the interface (see trap.h).  No globals anywhere: every piece
- * of state lives in struct cxlssd_trap so several traps per process work.
+ * Not part of the interface (see trap.h).  Every piece of state lives in
+ * struct cxlssd_trap so several traps per process work, except what the
+ * SIGBUS signal handler forces (a signal handler is process-wide): the
+ * range table and the per-thread "in the handler" flag of sigbus.c,
+ * documented there.
+ *
+ * Files, one job each (a file calls only files listed after it):
+ *   trap.c        life cycle (new/free), statistics, names
+ *   handler.c     handler threads: read uffd events, serialisation hook
+ *   sigbus.c      in-thread SIGBUS delivery, QEMU's own accesses
+ *   serve.c       a fault -> a request for the miss service
+ *                 (model/miss_service.c), and the uffd substrate it uses
+ *   evict.c       unmapping, the background eviction worker
+ *   quiesce.c     pausing every thread for a reset; cxlssd_trap_reset()
+ *   uffd.c        userfaultfd setup and ioctls
+ *   fault_clock.c when the kernel took a thread's fault
+ *   cpus.c        handler-cpus lists
+ *   error.c       error messages through the embedder's hook
+ * (handler.c's serialisation hooks reach serve.c's substrate through
+ * trap.c, which builds the miss service.)
  */
 #ifndef CXLSSD_TRAP_INT_H
 #define CXLSSD_TRAP_INT_H
@@ -14,28 +32,22 @@
 #include <time.h>
 
 #include "trap.h"
+#include "../model/clock.h"
+#include "../model/miss_service.h"
 #include "../model/record_writer.h"
-#include "../model/wait.h"
+#include "../model/relax.h"
 
-/* Spin-wait pause hint. */
-static inline void cxlssd_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield" ::: "memory");
-#else
-    atomic_signal_fence(memory_order_seq_cst);
-#endif
-}
 
-/* CLOCK_MONOTONIC ns: the model's clock (cxlssd_now_ns) without a call. */
-static inline uint64_t trap_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+/* ---- error.c ---- */
+/* Report an error (printf format, no newline) through hooks.error, or to
+ * stderr with write(2) if there is no hook or we are in the SIGBUS
+ * handler (the hook may not be async-signal-safe). */
+void trap_error(struct cxlssd_trap *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Whether the calling thread runs the SIGBUS handler (set by sigbus.c
+ * around serving a signal; returns the previous value). */
+bool trap_set_in_signal_handler(bool in);
+bool trap_in_signal_handler(void);
 
 /* ---- uffd.c: userfaultfd setup and ioctls ---- */
 struct trap_uffd_probe {
@@ -55,42 +67,29 @@ void trap_uffd_wake(struct cxlssd_trap *t, uint64_t page, uint64_t n);
 /* Clear write protection on a mapped page (wakes the faulter). */
 void trap_uffd_unprotect(struct cxlssd_trap *t, uint64_t page);
 
+/* ---- cpus.c ---- */
+/* Parse a handler-cpus list into @cpus (at most @max); returns the count
+ * (0 for NULL or ""), or -1 with a message naming handler-cpus. */
+int trap_parse_cpus(const char *list, int *cpus, int max, char *err,
+                    size_t errlen);
+
+/* ---- quiesce.c: handlers/worker park here while paused ---- */
+/* Returns true if the caller should exit (stop requested). */
+bool trap_park_if_paused(struct cxlssd_trap *t);
+/* Wake every thread sleeping in poll() (stop or pause). */
+void trap_wake_pollers(struct cxlssd_trap *t);
 
 /* ---- evict.c ---- */
 /* MADV_DONTNEED [first, first+n) of the registered mapping. */
 void trap_unmap_range(struct cxlssd_trap *t, uint64_t first, uint64_t n);
-/* Unmap @n victims (coalescing contiguous pages), then evict_done each. */
+/* Unmap the pages of @n victims, coalescing contiguous pages (the caller
+ * then calls cxlssd_evict_done() for each). */
 void trap_unmap_victims(struct cxlssd_trap *t, const struct cxlssd_victim *v,
                         uint32_t n);
 int trap_evict_start(struct cxlssd_trap *t, char *err, size_t errlen);
 void trap_evict_stop(struct cxlssd_trap *t);
-/* Called by handlers after a miss: wakes the worker if below low water. */
+/* Called after a miss: wakes the worker if below low water. */
 void trap_evict_kick(struct cxlssd_trap *t);
-
-/* ---- prefetch.c ---- */
-int trap_prefetch_init(struct cxlssd_trap *t, char *err, size_t errlen);
-void trap_prefetch_destroy(struct cxlssd_trap *t);
-void trap_prefetch_push(struct cxlssd_trap *t, const struct cxlssd_prefetch *p,
-                        uint32_t n);
-/* Complete every queued prefetch whose deadline <= @now.  Cheap when none
- * is due (one atomic load).  Returns the number completed. */
-uint32_t trap_prefetch_service(struct cxlssd_trap *t, uint64_t now);
-/* Earliest queued deadline, UINT64_MAX if none. */
-uint64_t trap_prefetch_next(struct cxlssd_trap *t);
-/* Map and complete everything queued now, regardless of deadlines. */
-void trap_prefetch_flush(struct cxlssd_trap *t);
-
-/* ---- handler.c ---- */
-int trap_handlers_start(struct cxlssd_trap *t, char *err, size_t errlen);
-void trap_handlers_stop(struct cxlssd_trap *t);
-int trap_parse_cpus(const char *list, int *cpus, int max, char *err,
-                    size_t errlen);
-
-/* ---- handler.c: in-thread SIGBUS delivery (CXLSSD_DELIVERY_SIGBUS) ----
- * attach: install the process-wide handler (once) and publish the range;
- * detach (after unregistering): unpublish and wait for running handlers. */
-int trap_sigbus_attach(struct cxlssd_trap *t, char *err, size_t errlen);
-void trap_sigbus_detach(struct cxlssd_trap *t);
 
 /* ---- fault_clock.c: when the kernel took a thread's fault ---- */
 struct trap_fault_clock;
@@ -105,11 +104,34 @@ void trap_fault_clock_free(struct trap_fault_clock *c);
 uint64_t trap_fault_clock_read(struct trap_fault_clock *c, pid_t tid,
                                uint64_t addr, uint64_t not_after_ns);
 
-/* ---- quiesce (trap.c): handlers/worker park here while paused ---- */
-/* Returns true if the caller should exit (stop requested). */
-bool trap_park_if_paused(struct cxlssd_trap *t);
+/* ---- serve.c ---- */
+/* The substrate the miss service uses for this trap's mapping; the
+ * serialisation hooks are handler.c's. */
+void trap_substrate(struct cxlssd_trap *t, struct cxlssd_substrate *sub);
+/*
+ * A miss on @page by thread @tid, read by the engine at @t_fault (in the
+ * SIGBUS handler if trap_in_signal_handler()).  @fault:
+ * it was raised by a page fault (uffd event, SIGBUS), whose kernel time the
+ * host fault clock may have; else the miss starts at @t_fault exactly.
+ */
+void trap_serve_miss(struct cxlssd_trap *t, uint64_t page, bool write,
+                     pid_t tid, uint64_t t_fault, bool fault);
 
-#define TRAP_MAX_HANDLERS 64
+/* ---- sigbus.c: in-thread SIGBUS delivery (CXLSSD_DELIVERY_SIGBUS) ----
+ * attach: install the process-wide handler (once) and publish the range;
+ * detach (after unregistering): unpublish and wait for running handlers. */
+int trap_sigbus_attach(struct cxlssd_trap *t, char *err, size_t errlen);
+void trap_sigbus_detach(struct cxlssd_trap *t);
+
+/* ---- handler.c ---- */
+int trap_handlers_start(struct cxlssd_trap *t, char *err, size_t errlen);
+void trap_handlers_stop(struct cxlssd_trap *t);
+/* serialize_begin/end for the miss service: hooks.serialize_* plus the
+ * spare handler that keeps one handler free to read events. */
+bool trap_serialize_begin(void *trap, pid_t tid);
+void trap_serialize_end(void *trap);
+
+#define TRAP_MAX_HANDLERS CXLSSD_MAX_HANDLER_THREADS  /* model/config.h */
 #define TRAP_MAX_CPUS 1024
 
 struct trap_handler {
@@ -119,11 +141,6 @@ struct trap_handler {
     int cpu;                /* -1 = not pinned */
     bool spare;             /* started on demand; always poll delivery */
     bool started;
-};
-
-struct trap_pf_entry {
-    uint64_t deadline_ns;
-    uint64_t page;
 };
 
 struct cxlssd_trap {
@@ -149,7 +166,7 @@ struct cxlssd_trap {
     bool registered;
     bool wp;                /* write-protect tracking active */
     bool sigbus;            /* CXLSSD_DELIVERY_SIGBUS: in-thread delivery */
-    int sigbus_slot;        /* index in handler.c's range table, -1 = none */
+    int sigbus_slot;        /* index in sigbus.c's range table, -1 = none */
     char mechanism[256];
 
     /* threads: handlers[0, nhandlers) configured, then spares up to
@@ -175,11 +192,8 @@ struct cxlssd_trap {
     pthread_cond_t evict_cond;
     atomic_bool evict_kicked;
 
-    /* prefetch completion queue: min-heap on deadline */
-    pthread_mutex_t pf_lock;
-    struct trap_pf_entry *pf_heap;
-    uint32_t pf_len, pf_cap;
-    _Atomic uint64_t pf_next;   /* earliest deadline, UINT64_MAX if empty */
+    /* the miss path (decision, wait, map, records, prefetches) */
+    struct cxlssd_miss_service *svc;
 
     /* per-miss records: ring + low-priority CSV drain thread (model's
      * record_writer); NULL when record_path is unset */
@@ -192,15 +206,11 @@ struct cxlssd_trap {
     /* statistics */
     _Atomic uint64_t st_faults;
     _Atomic uint64_t st_wp_faults;
-    _Atomic uint64_t st_duplicate;
+    _Atomic uint64_t st_duplicate;      /* + the miss service's */
     _Atomic uint64_t st_wakes;
     _Atomic uint64_t st_madvise;
     _Atomic uint64_t st_unmapped;
-    _Atomic uint64_t st_bql_wait_ns;
-    _Atomic uint64_t miss_ordinal;      /* served misses (cfg.record_ab) */
     _Atomic uint64_t st_sigbus;
-    _Atomic uint64_t st_remaps;
-    _Atomic uint64_t st_unclocked;      /* compensated without host time */
 };
 
 #endif

@@ -236,8 +236,7 @@ void trap_uffd_unregister(struct cxlssd_trap *t)
     struct uffdio_range rg = {
         .start = (uint64_t)(uintptr_t)t->base, .len = t->len };
     if (ioctl(t->uffd, UFFDIO_UNREGISTER, &rg) < 0) {
-        fprintf(stderr, "cxl-ssd trap: UFFDIO_UNREGISTER: %s\n",
-                strerror(errno));
+        trap_error(t, "UFFDIO_UNREGISTER: %s", strerror(errno));
     }
     t->registered = false;
 }

@@ -2,7 +2,8 @@
  * Configuration: defaults validate; every bad value is rejected with a
  * message naming the property and its allowed range (never an abort);
  * cxlssd_config_set() parses numbers, suffixes and names; the property
- * table documents every property with its default and range.
+ * table (props.def) documents every property with its default and range,
+ * and every range it states is the one validate checks.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -196,25 +197,36 @@ int main(void)
         tap_ok(ok, "policy name round trip: %s", cxlssd_policy_name(p));
     }
 
-    /* help table */
-    bool described = cxlssd_nprops >= 20;
+    /* the property table */
+    bool described = cxlssd_nprops >= 30;
+    cxlssd_config_defaults(&cfg, 4 * GiB);
     for (size_t i = 0; i < cxlssd_nprops; i++) {
-        const char *d = cxlssd_props[i].description;
-        if (strcmp(cxlssd_props[i].name, "size") == 0) {
-            described = false;  /* from the memdev: not a device property */
-            tap_diag("size must not be in cxlssd_props");
+        const struct cxlssd_prop *p = &cxlssd_props[i];
+        char d[1024], range[64];
+
+        cxlssd_prop_describe(p, &cfg, d, sizeof(d));
+        snprintf(range, sizeof(range), "%" PRIu64 "..%" PRIu64, p->min,
+                 p->max);
+        if (strcmp(p->name, "size") == 0 || cxlssd_prop_find(p->name) != p) {
+            described = false;  /* size comes from the memdev */
+            tap_diag("%s: not a device property, or listed twice", p->name);
         }
-        if (!d || !strstr(d, "default")) {
+        if (!strstr(d, "default") ||
+            (cxlssd_prop_has_range(p) && !strstr(d, range))) {
             described = false;
-            tap_diag("%s: no default in \"%s\"", cxlssd_props[i].name, d);
+            tap_diag("%s: no default or range in \"%s\"", p->name, d);
         }
     }
     tap_ok(described, "%zu properties (size excluded: it comes from the "
-           "memdev), each described with its default", cxlssd_nprops);
+           "memdev), each described with its default and range",
+           cxlssd_nprops);
     ok = true;
     for (size_t i = 0; i < cxlssd_nprops; i++) {
         struct cxlssd_config c2;
         char e2[256] = "";
+        if (cxlssd_props[i].kind == CXLSSD_PROP_STR) {
+            continue;           /* any text is a value */
+        }
         cxlssd_config_defaults(&c2, 4 * GiB);
         if (cxlssd_config_set(&c2, cxlssd_props[i].name, "zzz", e2,
                               sizeof(e2)) == 0 ||
@@ -226,9 +238,47 @@ int main(void)
     }
     tap_ok(ok, "every property in the table is settable and names itself "
            "in its errors");
+    ok = true;
+    for (size_t i = 0; i < cxlssd_nprops; i++) {
+        const struct cxlssd_prop *p = &cxlssd_props[i];
+        struct cxlssd_config c2;
+        char val[256], range[256], e2[256] = "";
+
+        if (!cxlssd_prop_has_range(p) || p->kind == CXLSSD_PROP_SIZE) {
+            continue;
+        }
+        cxlssd_config_defaults(&c2, 4 * GiB);
+        snprintf(val, sizeof(val), "%" PRIu64, p->max + 1);
+        snprintf(range, sizeof(range), "%s=%" PRIu64 ": must be in %" PRIu64
+                 "..%" PRIu64, p->name, p->max + 1, p->min, p->max);
+        if (cxlssd_config_set(&c2, p->name, val, e2, sizeof(e2)) == 0 &&
+            (cxlssd_config_validate(&c2, e2, sizeof(e2)) == 0 ||
+             strcmp(e2, range) != 0)) {
+            ok = false;
+            tap_diag("%s=%s: \"%s\"", p->name, val, e2);
+        }
+    }
+    tap_ok(ok, "every range in the table is checked, with its message");
+    cxlssd_config_defaults(&cfg, 4 * GiB);
+    ok = cxlssd_config_set(&cfg, "handler-cpus", "0-1", err, 256) == 0 &&
+         cxlssd_config_set(&cfg, "record", "/tmp/x.csv", err, 256) == 0 &&
+         cxlssd_config_set(&cfg, "delivery", "sigbus", err, 256) == 0 &&
+         cxlssd_config_set(&cfg, "mode", "mmio", err, 256) == 0 &&
+         strcmp(cfg.handler_cpus, "0-1") == 0 &&
+         strcmp(cfg.record_path, "/tmp/x.csv") == 0 &&
+         cfg.delivery == CXLSSD_DELIVERY_SIGBUS &&
+         cfg.mode == CXLSSD_MODE_MMIO &&
+         cxlssd_config_set(&cfg, "mode", "MMIO", err, 256) == -1 &&
+         strstr(err, "mode=MMIO: must be one of uffd, mmio") &&
+         cxlssd_config_set(&cfg, "handler-threads", "65", err, 256) == 0 &&
+         cxlssd_config_validate(&cfg, err, sizeof(err)) == -1 &&
+         strstr(err, "handler-threads=65: must be in 1..64");
+    tap_ok(ok, "device-level properties: strings, enumerations, ranges "
+           "(%s)", err);
+    cxlssd_config_free_strings(&cfg);
 
     /* format */
-    char buf[2048];
+    char buf[4096];
     cxlssd_config_defaults(&cfg, 4 * GiB);
     int n = cxlssd_config_format(&cfg, buf, sizeof(buf), '\n');
     tap_ok(n > 0 && (size_t)n == strlen(buf) &&

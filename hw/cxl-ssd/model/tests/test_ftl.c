@@ -11,25 +11,7 @@
 #include "config.h"
 #include "ftl.h"
 #include "nand.h"
-
-static int tests, failures;
-
-static void ok(int cond, const char *desc)
-{
-    tests++;
-    if (!cond) {
-        failures++;
-    }
-    printf("%sok %d - %s\n", cond ? "" : "not ", tests, desc);
-}
-
-static void eq(uint64_t got, uint64_t want, const char *desc)
-{
-    ok(got == want, desc);
-    if (got != want) {
-        printf("#   got %" PRIu64 ", want %" PRIu64 "\n", got, want);
-    }
-}
+#include "tap.h"
 
 /* Defaults filled by hand (independent of config.c). */
 static void defaults(struct cxlssd_config *c, uint64_t pages)
@@ -121,26 +103,26 @@ int main(void)
     struct cxlssd_config cfg;
     char err[512];
     struct ftl_stats st;
-    printf("1..29\n");
 
     /* --- defaults, 64 MiB (16384 pages) --- */
     defaults(&cfg, 16384);
     struct ftl *f = ftl_new(&cfg, err, sizeof(err));
-    ok(f != NULL, "ftl_new at defaults");
+    tap_ok(f != NULL, "ftl_new at defaults");
     if (!f) {
         printf("# %s\n", err);
         return 1;
     }
-    eq(ftl_channels(f), 8, "ftl_channels");
-    eq(ftl_read(f, 42, 1000), 1000, "unwritten page: zero page, no NAND time");
-    eq(ftl_lookup(f, 42), UINT32_MAX, "unwritten page is unmapped");
-    eq(ftl_write(f, 42, 0), 103200, "first write: xfer + tPROG = 103200");
+    tap_eq(ftl_channels(f), 8, "ftl_channels");
+    tap_eq(ftl_read(f, 42, 1000), 1000,
+           "unwritten page: zero page, no NAND time");
+    tap_eq(ftl_lookup(f, 42), UINT32_MAX, "unwritten page is unmapped");
+    tap_eq(ftl_write(f, 42, 0), 103200, "first write: xfer + tPROG = 103200");
     cxlssd_ppa p42 = ftl_lookup(f, 42);
-    ok(p42 != UINT32_MAX, "written page is mapped");
+    tap_ok(p42 != UINT32_MAX, "written page is mapped");
     /* Its LUN is busy until 103200: tR to 106200, transfer to 109400. */
-    eq(ftl_read(f, 42, 0), 109400,
-       "read goes to the written LUN (waits for its program): 109400");
-    eq(ftl_read(f, 42, 200000), 206200, "read on an idle LUN: 6200");
+    tap_eq(ftl_read(f, 42, 0), 109400,
+           "read goes to the written LUN (waits for its program): 109400");
+    tap_eq(ftl_read(f, 42, 200000), 206200, "read on an idle LUN: 6200");
     {
         int chans[8] = {0}, distinct = 1;
         /* bpl: 16384 pages / (128 * 256) -> 1 data block + 5 spare */
@@ -151,7 +133,7 @@ int main(void)
                 distinct = 0;
             }
         }
-        ok(distinct, "8 consecutive writes land on 8 different channels");
+        tap_ok(distinct, "8 consecutive writes land on 8 different channels");
         uint8_t used[128] = {0};
         int luns_ok = 1;
         for (uint64_t l = 200; l < 328; l++) {
@@ -161,19 +143,20 @@ int main(void)
                 luns_ok = 0;
             }
         }
-        ok(luns_ok, "128 consecutive writes land on 128 different LUNs");
+        tap_ok(luns_ok, "128 consecutive writes land on 128 different LUNs");
     }
     ftl_get_stats(f, &st);
-    eq(st.zero_page_reads, 1, "zero-page reads counted");
-    eq(st.host_writes, 1 + 8 + 128, "host writes counted");
-    ok(ftl_check(f) == 0, "ftl_check after basic writes");
+    tap_eq(st.zero_page_reads, 1, "zero-page reads counted");
+    tap_eq(st.host_writes, 1 + 8 + 128, "host writes counted");
+    tap_ok(ftl_check(f) == 0, "ftl_check after basic writes");
     ftl_free(f);
 
     cfg.precondition = true;
     f = ftl_new(&cfg, err, sizeof(err));
-    eq(ftl_read(f, 42, 1000), 7200,
-       "precondition: unwritten page costs a read: 1000 + 6200");
-    eq(ftl_lookup(f, 42), UINT32_MAX, "precondition read creates no mapping");
+    tap_eq(ftl_read(f, 42, 1000), 7200,
+           "precondition: unwritten page costs a read: 1000 + 6200");
+    tap_eq(ftl_lookup(f, 42), UINT32_MAX,
+           "precondition read creates no mapping");
     ftl_free(f);
     cfg.precondition = false;
 
@@ -181,22 +164,22 @@ int main(void)
      * block per LUN, + gc-high 4 + 1 = 6 minimum --- */
     cfg.blocks_per_lun = 5;
     f = ftl_new(&cfg, err, sizeof(err));
-    ok(f == NULL && strstr(err, "nand-blocks") && strstr(err, "at least 6"),
-       "ftl_new rejects nand-blocks=5 naming the property and minimum 6");
+    tap_ok(f == NULL && strstr(err, "nand-blocks") && strstr(err, "at least 6"),
+           "ftl_new rejects nand-blocks=5 naming the property and minimum 6");
     printf("# %s\n", err);
     ftl_free(f);
     cfg.blocks_per_lun = 6;
     f = ftl_new(&cfg, err, sizeof(err));
-    ok(f != NULL, "nand-blocks=6 accepted");
+    tap_ok(f != NULL, "nand-blocks=6 accepted");
     ftl_free(f);
 
     /* --- project defaults from config.c, 1 GiB --- */
     cxlssd_config_defaults(&cfg, 1ull << 30);
     cfg.precondition = false;
     f = ftl_new(&cfg, err, sizeof(err));
-    ok(f != NULL && ftl_write(f, 1, 0) == 103200 &&
-       ftl_read(f, 1, 200000) == 206200 && ftl_read(f, 2, 5) == 5,
-       "cxlssd_config_defaults(): write 103200, read 6200, zero page 0");
+    tap_ok(f != NULL && ftl_write(f, 1, 0) == 103200 &&
+           ftl_read(f, 1, 200000) == 206200 && ftl_read(f, 2, 5) == 5,
+           "cxlssd_config_defaults(): write 103200, read 6200, zero page 0");
     ftl_free(f);
 
     /* --- metadata at 1 Mi pages (4 GiB) --- */
@@ -205,7 +188,7 @@ int main(void)
     double bpp = (double)ftl_metadata_bytes(f) / (double)(1u << 20);
     printf("# 1 Mi pages at defaults: %" PRIu64 " B of FTL metadata, "
            "%.3f B per logical page\n", ftl_metadata_bytes(f), bpp);
-    ok(bpp <= 9.0, "FTL metadata <= 9 B per logical page at 1 Mi pages");
+    tap_ok(bpp <= 9.0, "FTL metadata <= 9 B per logical page at 1 Mi pages");
     {
         /* ftl_read cost on a mapped page (host-side ns per call). */
         for (uint64_t l = 0; l < 4096; l++) {
@@ -229,7 +212,7 @@ int main(void)
     cfg.luns_per_channel = 1;
     cfg.pages_per_block = 16;
     f = ftl_new(&cfg, err, sizeof(err));
-    ok(f != NULL, "small GC device");
+    tap_ok(f != NULL, "small GC device");
     {
         /* Writes spaced far apart, so the NAND is idle at each issue. */
         uint64_t now = 0, plain = 0, gc_lat = 0;
@@ -247,9 +230,9 @@ int main(void)
                 gc_lat = d;
             }
         }
-        eq(plain, 103200, "write without GC: 103200");
-        ok(gc_lat > plain + cfg.t_erase_ns,
-           "a write that triggers GC completes after the GC (> +tBERS)");
+        tap_eq(plain, 103200, "write without GC: 103200");
+        tap_ok(gc_lat > plain + cfg.t_erase_ns,
+               "a write that triggers GC completes after the GC (> +tBERS)");
         printf("# write that triggered GC: %" PRIu64 " ns\n", gc_lat);
     }
     ftl_free(f);
@@ -274,18 +257,18 @@ int main(void)
                 fresh = 0;
             }
         }
-        ok(fresh, "every overwrite got a new location and NAND time");
-        ok(map_sane(f, pages, written, phys) == 0,
-           "every lpn mapped, no two lpns share a ppa");
-        ok(ftl_check(f) == 0, "ftl_check after random overwrites");
+        tap_ok(fresh, "every overwrite got a new location and NAND time");
+        tap_ok(map_sane(f, pages, written, phys) == 0,
+               "every lpn mapped, no two lpns share a ppa");
+        tap_ok(ftl_check(f) == 0, "ftl_check after random overwrites");
         ftl_get_stats(f, &st);
         double waf = ftl_waf(f);
         printf("# random 3x overwrite, 7%% OP: WAF %.3f, gc_runs %" PRIu64
                ", moved %" PRIu64 ", erases %" PRIu64 "\n", waf, st.gc_runs,
                st.gc_pages_moved, st.erases);
-        ok(waf > 1.0 && st.gc_runs > 0 && st.erases == st.gc_runs &&
-           st.nand_writes == st.host_writes + st.gc_pages_moved,
-           "WAF > 1 and GC statistics consistent");
+        tap_ok(waf > 1.0 && st.gc_runs > 0 && st.erases == st.gc_runs &&
+               st.nand_writes == st.host_writes + st.gc_pages_moved,
+               "WAF > 1 and GC statistics consistent");
 
         /* Skewed: always overwrite pages that are NOT on LUN 0, so LUN 0
          * fills up with valid data and writes must skip it. */
@@ -309,9 +292,9 @@ int main(void)
         printf("# skewed overwrites: %" PRIu64 " of %" PRIu64
                " pages on LUN 0 (capacity %d), WAF %.3f\n", on0, pages,
                69 * 16, ftl_waf(f));
-        ok(fresh2 && ftl_check(f) == 0 &&
-           map_sane(f, pages, written, phys) == 0,
-           "a LUN full of valid data is skipped; writes never fail");
+        tap_ok(fresh2 && ftl_check(f) == 0 &&
+               map_sane(f, pages, written, phys) == 0,
+               "a LUN full of valid data is skipped; writes never fail");
         free(written);
     }
     ftl_free(f);
@@ -332,16 +315,16 @@ int main(void)
             pthread_join(th[i], NULL);
         }
         ftl_get_stats(f, &st);
-        ok(ftl_check(f) == 0 && st.host_writes > 0 && st.gc_runs > 0,
-           "two threads reading and writing: consistent, GC ran");
+        tap_ok(ftl_check(f) == 0 && st.host_writes > 0 && st.gc_runs > 0,
+               "two threads reading and writing: consistent, GC ran");
         uint64_t busy = 0;
         for (uint32_t c = 0; c < ftl_channels(f); c++) {
             busy += ftl_channel_busy_ns(f, c);
         }
-        eq(busy, (st.reads + st.nand_writes) * cfg.t_xfer_ns,
-           "channel busy = (reads + programs) x transfer time");
+        tap_eq(busy, (st.reads + st.nand_writes) * cfg.t_xfer_ns,
+               "channel busy = (reads + programs) x transfer time");
     }
     ftl_free(f);
 
-    return failures ? 1 : 0;
+    return tap_done();
 }

@@ -11,25 +11,7 @@
 
 #include "config.h"
 #include "nand.h"
-
-static int tests, failures;
-
-static void ok(int cond, const char *desc)
-{
-    tests++;
-    if (!cond) {
-        failures++;
-    }
-    printf("%sok %d - %s\n", cond ? "" : "not ", tests, desc);
-}
-
-static void eq(uint64_t got, uint64_t want, const char *desc)
-{
-    ok(got == want, desc);
-    if (got != want) {
-        printf("#   got %" PRIu64 ", want %" PRIu64 "\n", got, want);
-    }
-}
+#include "tap.h"
 
 static void defaults(struct cxlssd_config *c)
 {
@@ -59,73 +41,75 @@ int main(void)
 {
     struct cxlssd_config cfg;
     defaults(&cfg);
-    printf("1..25\n");
 
     struct nand *n = nand_new(&cfg, 40);
-    ok(n != NULL, "nand_new at defaults");
+    tap_ok(n != NULL, "nand_new at defaults");
     if (!n) {
         return 1;
     }
-    eq(nand_luns(n), 128, "8 channels x 16 LUNs = 128 LUNs");
-    ok(nand_channel_of_lun(n, 0) == 0 && nand_channel_of_lun(n, 1) == 1 &&
-       nand_channel_of_lun(n, 8) == 0 && nand_channel_of_lun(n, 127) == 7,
-       "LUN index = channel + channels * way");
+    tap_eq(nand_luns(n), 128, "8 channels x 16 LUNs = 128 LUNs");
+    tap_ok(nand_channel_of_lun(n, 0) == 0 && nand_channel_of_lun(n, 1) == 1 &&
+           nand_channel_of_lun(n, 8) == 0 && nand_channel_of_lun(n, 127) == 7,
+           "LUN index = channel + channels * way");
     cxlssd_ppa a = nand_ppa(n, 77, 39, 255);
-    ok(nand_ppa_lun(n, a) == 77 && nand_ppa_block(n, a) == 39 &&
-       nand_ppa_page(n, a) == 255, "ppa encode/decode round trip");
-    eq(nand_ppa(n, 1, 0, 0), 40 * 256, "ppa is LUN-major, then block, page");
+    tap_ok(nand_ppa_lun(n, a) == 77 && nand_ppa_block(n, a) == 39 &&
+           nand_ppa_page(n, a) == 255, "ppa encode/decode round trip");
+    tap_eq(nand_ppa(n, 1, 0, 0), 40 * 256,
+           "ppa is LUN-major, then block, page");
 
     /* tR 0..3000, transfer 3000..6200. */
-    eq(nand_read(n, P(n, 0), 0), 6200, "single read = tR + xfer = 6200 ns");
+    tap_eq(nand_read(n, P(n, 0), 0), 6200, "single read = tR + xfer = 6200 ns");
     nand_reset(n);
 
     /* Same LUN: first 0..3000 tR, 3000..6200 xfer, LUN busy to 6200;
      * second starts 6200, tR to 9200, xfer 9200..12400. */
-    eq(nand_read(n, P(n, 0), 0), 6200, "same LUN: first read 6200");
-    eq(nand_read(n, nand_ppa(n, 0, 3, 7), 0), 12400,
-       "same LUN: second read serialises, 6200 + 6200 = 12400");
+    tap_eq(nand_read(n, P(n, 0), 0), 6200, "same LUN: first read 6200");
+    tap_eq(nand_read(n, nand_ppa(n, 0, 3, 7), 0), 12400,
+           "same LUN: second read serialises, 6200 + 6200 = 12400");
     nand_reset(n);
 
-    eq(nand_read(n, P(n, 0), 0), 6200, "channel 0 read 6200");
-    eq(nand_read(n, P(n, 1), 0), 6200, "channel 1 read overlaps: 6200");
+    tap_eq(nand_read(n, P(n, 0), 0), 6200, "channel 0 read 6200");
+    tap_eq(nand_read(n, P(n, 1), 0), 6200, "channel 1 read overlaps: 6200");
     nand_reset(n);
 
     /* LUNs 0 and 8 share channel 0: both tR 0..3000; transfers 3000..6200
      * then 6200..9400. */
-    eq(nand_read(n, P(n, 0), 0), 6200, "same channel, LUN 0: 6200");
-    eq(nand_read(n, P(n, 8), 0), 9400,
-       "same channel, LUN 8: tR overlaps, transfer waits: 9400");
+    tap_eq(nand_read(n, P(n, 0), 0), 6200, "same channel, LUN 0: 6200");
+    tap_eq(nand_read(n, P(n, 8), 0), 9400,
+           "same channel, LUN 8: tR overlaps, transfer waits: 9400");
     /* LUN 16 issued at 1000: tR 1000..4000, channel free at 9400. */
-    eq(nand_read(n, P(n, 16), 1000), 12600,
-       "transfer waits for its channel: 9400 + 3200 = 12600");
-    eq(nand_channel_busy_ns(n, 0), 3 * 3200, "channel 0 busy = 3 transfers");
-    eq(nand_channel_busy_ns(n, 1), 0, "channel 1 idle");
+    tap_eq(nand_read(n, P(n, 16), 1000), 12600,
+           "transfer waits for its channel: 9400 + 3200 = 12600");
+    tap_eq(nand_channel_busy_ns(n, 0), 3 * 3200,
+           "channel 0 busy = 3 transfers");
+    tap_eq(nand_channel_busy_ns(n, 1), 0, "channel 1 idle");
     nand_reset(n);
 
-    eq(nand_program(n, P(n, 0), 0), 103200,
-       "program = xfer 3200 + tPROG 100000 = 103200");
+    tap_eq(nand_program(n, P(n, 0), 0), 103200,
+           "program = xfer 3200 + tPROG 100000 = 103200");
     /* LUN 0 busy until 103200: tR 103200..106200, xfer ..109400. */
-    eq(nand_read(n, nand_ppa(n, 0, 1, 0), 10), 109400,
-       "read after a program on the same LUN waits for it: 109400");
-    eq(nand_channel_busy_ns(n, 0), 6400, "channel busy: program + read xfer");
+    tap_eq(nand_read(n, nand_ppa(n, 0, 1, 0), 10), 109400,
+           "read after a program on the same LUN waits for it: 109400");
+    tap_eq(nand_channel_busy_ns(n, 0), 6400,
+           "channel busy: program + read xfer");
     nand_reset(n);
 
-    eq(nand_erase(n, 5, 2, 0), 1000000, "erase = tBERS 1000000");
+    tap_eq(nand_erase(n, 5, 2, 0), 1000000, "erase = tBERS 1000000");
     nand_reset(n);
 
     /* Channel gaps: LUN 0 erases until 1e6, so its read transfers at
      * 1003000..1006200; LUN 8 (same channel) read at 0 uses the idle
      * channel at 3000..6200 instead of queueing behind it. */
     nand_erase(n, 0, 0, 0);
-    eq(nand_read(n, P(n, 0), 0), 1006200, "read behind an erase: 1006200");
-    eq(nand_read(n, P(n, 8), 0), 6200,
-       "other LUN on the channel uses the idle gap before it: 6200");
+    tap_eq(nand_read(n, P(n, 0), 0), 1006200, "read behind an erase: 1006200");
+    tap_eq(nand_read(n, P(n, 8), 0), 6200,
+           "other LUN on the channel uses the idle gap before it: 6200");
     /* Channel 0 now has 3000..6200; a program on LUN 16 at 7000 takes
      * 7000..10200; a read on LUN 24 at 0 (tR to 3000) cannot fit in
      * 6200..7000 and goes to 10200..13400. */
     nand_program(n, P(n, 16), 7000);
-    eq(nand_read(n, P(n, 24), 0), 13400,
-       "a too-small gap is skipped: 10200 + 3200 = 13400");
+    tap_eq(nand_read(n, P(n, 24), 0), 13400,
+           "a too-small gap is skipped: 10200 + 3200 = 13400");
 
     nand_free(n);
 
@@ -203,10 +187,11 @@ int main(void)
             }
         }
     }
-    ok(overlap == 0 && nand_channel_busy_ns(n, 0) == busy,
-       "random mix: no overlapping transfers on a channel, busy adds up");
-    ok(order_ok, "random mix: LUN operations in order, reads after tR");
-    ok(earliest_ok, "random mix: every transfer takes the earliest idle slot");
+    tap_ok(overlap == 0 && nand_channel_busy_ns(n, 0) == busy,
+           "random mix: no overlapping transfers on a channel, busy adds up");
+    tap_ok(order_ok, "random mix: LUN operations in order, reads after tR");
+    tap_ok(earliest_ok,
+           "random mix: every transfer takes the earliest idle slot");
     nand_free(n);
-    return failures ? 1 : 0;
+    return tap_done();
 }

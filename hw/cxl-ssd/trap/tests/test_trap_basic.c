@@ -67,14 +67,9 @@ static void one(struct env *e, enum cxlssd_policy pol, uint32_t prefetch,
              "unmap=%s", cxlssd_policy_name(pol), prefetch,
              cxlssd_eviction_name(ev), cxlssd_delivery_name(d),
              defer ? "deferred" : "inline");
-    struct cxlssd_config mc;
-    test_model_config(&mc, NPAGES, FRAMES);
-    mc.policy = pol;
-    mc.prefetch = prefetch;
-    mc.eviction = ev;
-    struct cxlssd_model *m = test_model(&mc);
+    struct cxlssd_model *m = test_policy_model(NPAGES, FRAMES, pol, prefetch,
+                                               ev, name);
     if (!m) {
-        ok(0, "%s: model", name);
         return;
     }
     uint64_t seed1 = 0x1000 + (uint64_t)pol * 97 + prefetch * 7 + ev * 3 + d;
@@ -88,7 +83,7 @@ static void one(struct env *e, enum cxlssd_policy pol, uint32_t prefetch,
     struct cxlssd_trap *t = cxlssd_trap_new(m, e->a, e->len, &tc, NULL, err,
                                             sizeof(err));
     if (!t) {
-        ok(0, "%s: cxlssd_trap_new: %s", name, err);
+        tap_ok(0, "%s: cxlssd_trap_new: %s", name, err);
         cxlssd_model_free(m);
         return;
     }
@@ -119,7 +114,7 @@ static void one(struct env *e, enum cxlssd_policy pol, uint32_t prefetch,
     if (prefetch == 0) {
         misses_ok = misses_ok && s1.misses >= NPAGES;
     }
-    ok(bad1 == 0 && bad2 == 0 && badb == 0 && bad3 == 0 && badb2 == 0 &&
+    tap_ok(bad1 == 0 && bad2 == 0 && badb == 0 && bad3 == 0 && badb2 == 0 &&
        misses_ok && s.evictions_clean + s.evictions_dirty > 0 &&
        s.evictions_dirty > 0 && ts.faults >= s.misses,
        "%s: mismatches read=%llu write=%llu viaB=%llu reread=%llu "
@@ -166,7 +161,7 @@ static void check_busy_idle(struct env *e)
     bad += check_page(e->a, 5, 0x1d1e);     /* served after sleeping */
     cxlssd_trap_free(t);
     cxlssd_model_free(m);
-    ok(bad == 0 && idle_cpu < 0.1,
+    tap_ok(bad == 0 && idle_cpu < 0.1,
        "busy delivery sleeps when idle: %.3f s CPU over 0.3 s without "
        "faults; the next miss is served (mismatches=%llu)", idle_cpu,
        (unsigned long long)bad);
@@ -174,15 +169,8 @@ static void check_busy_idle(struct env *e)
 
 int main(void)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    if (!access_ok_or_skip()) {
-        skip_all("no userfaultfd access (need root or /dev/userfaultfd)");
-    }
-    watchdog(120);
     struct env e;
-    if (env_open(&e, NPAGES) < 0) {
-        skip_all("memfd/fallocate unavailable");
-    }
+    test_start(&e, NPAGES, 120);
 
     /* Probe: can we create a trap at all? */
     {
@@ -197,27 +185,27 @@ int main(void)
         if (!t) {
             if (m && strstr(err, "userfaultfd:")) {
                 cxlssd_model_free(m);
-                skip_all(err);
+                tap_skip_all(err);
             }
-            ok(0, "trap_new: %s", m ? err : "model");
-            return done_testing();
+            tap_ok(0, "trap_new: %s", m ? err : "model");
+            return tap_done();
         }
-        diag("dirty mechanism: %s", cxlssd_trap_dirty_mechanism(t));
-        ok(cxlssd_trap_dirty_tracking(t), "dirty tracking active on this "
+        tap_diag("dirty mechanism: %s", cxlssd_trap_dirty_mechanism(t));
+        tap_ok(cxlssd_trap_dirty_tracking(t), "dirty tracking active on this "
            "kernel (%s)", cxlssd_trap_dirty_mechanism(t));
         cxlssd_trap_free(t);
 
         /* Bad arguments are reported, not fatal. */
         tc.handler_cpus = "0,banana";
         t = cxlssd_trap_new(m, e.a, e.len, &tc, NULL, err, sizeof(err));
-        ok(!t && strstr(err, "handler-cpus"), "invalid handler-cpus is "
+        tap_ok(!t && strstr(err, "handler-cpus"), "invalid handler-cpus is "
            "rejected naming the property (%s)", err);
         if (t) {
             cxlssd_trap_free(t);
         }
         tc.handler_cpus = "4096";
         t = cxlssd_trap_new(m, e.a, e.len, &tc, NULL, err, sizeof(err));
-        ok(!t && strstr(err, "handler-cpus"), "nonexistent CPU is rejected "
+        tap_ok(!t && strstr(err, "handler-cpus"), "nonexistent CPU is rejected "
            "(%s)", err);
         if (t) {
             cxlssd_trap_free(t);
@@ -225,14 +213,14 @@ int main(void)
         tc.handler_cpus = "0";
         tc.handler_threads = 0;
         t = cxlssd_trap_new(m, e.a, e.len, &tc, NULL, err, sizeof(err));
-        ok(!t && strstr(err, "handler-threads"), "handler-threads=0 is "
+        tap_ok(!t && strstr(err, "handler-threads"), "handler-threads=0 is "
            "rejected (%s)", err);
         if (t) {
             cxlssd_trap_free(t);
         }
         tc.handler_threads = 1;
         enum cxlssd_delivery d;
-        ok(cxlssd_delivery_from_name("busy", &d) == 0 &&
+        tap_ok(cxlssd_delivery_from_name("busy", &d) == 0 &&
            d == CXLSSD_DELIVERY_BUSY &&
            cxlssd_delivery_from_name("x", &d) < 0 &&
            strcmp(cxlssd_delivery_name(CXLSSD_DELIVERY_POLL), "poll") == 0,
@@ -265,7 +253,7 @@ int main(void)
                         if (f) {
                             fclose(f);
                         }
-                        ok(lines > NPAGES, "record CSV %s has a header and "
+                        tap_ok(lines > NPAGES, "record CSV %s has a header and "
                            "one row per miss (%llu lines)", rec,
                            (unsigned long long)lines);
                         unlink(rec);
@@ -276,9 +264,9 @@ int main(void)
         }
     }
     int fds1 = count_dir("/proc/self/fd"), tasks1 = count_dir("/proc/self/task");
-    ok(fds1 == fds0 && tasks1 == tasks0, "no leaked fds (%d -> %d) or "
+    tap_ok(fds1 == fds0 && tasks1 == tasks0, "no leaked fds (%d -> %d) or "
        "threads (%d -> %d) after %d traps", fds0, fds1, tasks0, tasks1,
        4 * 2 * 2 * 2);
     env_close(&e);
-    return done_testing();
+    return tap_done();
 }

@@ -35,15 +35,8 @@ static void *worker_fn(void *arg)
             uint64_t r = rng_next(&rs);
             uint64_t p = r % NPAGES;
             uint64_t j = (r >> 16) % OWN;
-            volatile uint64_t *word =
-                (volatile uint64_t *)(w->e->a + p * PG) + j * NTHREADS + w->id;
-            if ((r >> 40) & 1) {
-                uint64_t v = rng_next(&rs) | 1;
-                *word = v;
-                w->shadow[p][j] = v;
-            } else {
-                w->bad += *word != w->shadow[p][j];
-            }
+            w->bad += shadow_access(w->e->a, p, j * NTHREADS + w->id,
+                                    &w->shadow[p][j], r, &rs);
             w->ops++;
         }
     }
@@ -71,7 +64,7 @@ static void one(struct env *e, const char *name, enum cxlssd_delivery d,
     struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e->a, e->len, &tc, NULL,
                                                 err, sizeof(err)) : NULL;
     if (!t) {
-        ok(0, "%s: trap_new: %s", name, m ? err : "model");
+        tap_ok(0, "%s: trap_new: %s", name, m ? err : "model");
         if (m) {
             cxlssd_model_free(m);
         }
@@ -109,7 +102,7 @@ static void one(struct env *e, const char *name, enum cxlssd_delivery d,
     struct cxlssd_stats s;
     cxlssd_model_get_stats(m, &s);
     cxlssd_trap_free(t);
-    ok(bad == 0 && bada == 0 && badb == 0 && ops > 1000,
+    tap_ok(bad == 0 && bada == 0 && badb == 0 && ops > 1000,
        "%s: %llu ops, mismatches in-run=%llu A=%llu B=%llu; faults=%llu "
        "dup=%llu wp=%llu misses=%llu loading_waits=%llu evictions=%llu+%llu",
        name, (unsigned long long)ops, (unsigned long long)bad,
@@ -125,15 +118,8 @@ static void one(struct env *e, const char *name, enum cxlssd_delivery d,
 
 int main(void)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    if (!access_ok_or_skip()) {
-        skip_all("no userfaultfd access");
-    }
-    watchdog(90);
     struct env e;
-    if (env_open(&e, NPAGES) < 0) {
-        skip_all("memfd unavailable");
-    }
+    test_start(&e, NPAGES, 90);
     one(&e, "poll, 2 handlers, fifo, sync", CXLSSD_DELIVERY_POLL, 2, "",
         CXLSSD_POLICY_FIFO, CXLSSD_EVICTION_SYNC, 0, false);
     one(&e, "poll, 2 handlers, fifo, sync, defer unmap",
@@ -149,5 +135,5 @@ int main(void)
         CXLSSD_DELIVERY_POLL, 3, "", CXLSSD_POLICY_LIFO,
         CXLSSD_EVICTION_BACKGROUND, 0, true);
     env_close(&e);
-    return done_testing();
+    return tap_done();
 }

@@ -61,59 +61,52 @@ static struct cxlssd_trap *start(struct env *e, struct cxlssd_model **mp,
                                                   NULL, err, sizeof(err))
                                 : NULL;
     if (!t) {
-        diag("trap_new: %s", err);
+        tap_diag("trap_new: %s", err);
     }
     return t;
 }
 
 int main(void)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    if (!access_ok_or_skip()) {
-        skip_all("no userfaultfd access");
-    }
-    watchdog(60);
     struct env e;
-    if (env_open(&e, NPAGES) < 0) {
-        skip_all("memfd unavailable");
-    }
+    test_start(&e, NPAGES, 60);
     memset(e.b, 0, e.len);
 
     struct cxlssd_model *m;
     struct cxlssd_trap *t = start(&e, &m, true);
     if (!t) {
-        ok(0, "trap with track_dirty");
-        return done_testing();
+        tap_ok(0, "trap with track_dirty");
+        return tap_done();
     }
     if (!cxlssd_trap_dirty_tracking(t)) {
-        ok(1, "# SKIP uffd WP unavailable: %s",
+        tap_ok(1, "# SKIP uffd WP unavailable: %s",
            cxlssd_trap_dirty_mechanism(t));
     } else {
         struct cxlssd_trap_stats ts0, ts1, ts2;
         struct cxlssd_stats s0, s1;
 
         touch(&e, 0, 0);
-        ok(cxlssd_page_state(m, 0) == CXLSSD_CACHED &&
+        tap_ok(cxlssd_page_state(m, 0) == CXLSSD_CACHED &&
            !cxlssd_page_dirty(m, 0), "read miss: page 0 resident and clean");
         cxlssd_trap_get_stats(t, &ts0);
         touch(&e, 0, 1);
         cxlssd_trap_get_stats(t, &ts1);
-        ok(cxlssd_page_dirty(m, 0), "first write to a clean resident page "
+        tap_ok(cxlssd_page_dirty(m, 0), "first write to a clean resident page "
            "marks it dirty");
-        ok(ts1.wp_faults == ts0.wp_faults + 1, "exactly one WP fault for it "
+        tap_ok(ts1.wp_faults == ts0.wp_faults + 1, "exactly one WP fault for it "
            "(%llu)", (unsigned long long)(ts1.wp_faults - ts0.wp_faults));
         touch(&e, 0, 1);
         cxlssd_trap_get_stats(t, &ts2);
-        ok(ts2.wp_faults == ts1.wp_faults, "second write: no further fault");
-        ok(((volatile uint64_t *)(e.b))[1] == 0xd1d1d1d1d1d1d1d1ull,
+        tap_ok(ts2.wp_faults == ts1.wp_faults, "second write: no further fault");
+        tap_ok(((volatile uint64_t *)(e.b))[1] == 0xd1d1d1d1d1d1d1d1ull,
            "write visible through the unregistered view");
 
         touch(&e, 1, 0);    /* read only: stays clean */
-        ok(!cxlssd_page_dirty(m, 1), "page 1 only read: clean");
+        tap_ok(!cxlssd_page_dirty(m, 1), "page 1 only read: clean");
         cxlssd_trap_get_stats(t, &ts0);
         touch(&e, 2, 1);    /* write miss */
         cxlssd_trap_get_stats(t, &ts1);
-        ok(cxlssd_page_dirty(m, 2) && ts1.wp_faults == ts0.wp_faults,
+        tap_ok(cxlssd_page_dirty(m, 2) && ts1.wp_faults == ts0.wp_faults,
            "write miss: dirty without a WP fault");
 
         /* Evict pages 0 (dirty), 1 (clean), 2 (dirty): FIFO order. */
@@ -126,27 +119,27 @@ int main(void)
         settle(m, 0);
         settle(m, 1);
         settle(m, 2);
-        ok(cxlssd_page_state(m, 0) == CXLSSD_NOT_CACHED &&
+        tap_ok(cxlssd_page_state(m, 0) == CXLSSD_NOT_CACHED &&
            cxlssd_page_state(m, 1) == CXLSSD_NOT_CACHED &&
            cxlssd_page_state(m, 2) == CXLSSD_NOT_CACHED,
            "pages 0-2 evicted");
-        ok(s1.evictions_dirty - s0.evictions_dirty == 2,
+        tap_ok(s1.evictions_dirty - s0.evictions_dirty == 2,
            "two dirty evictions (pages 0 and 2): %llu",
            (unsigned long long)(s1.evictions_dirty - s0.evictions_dirty));
-        ok(s1.evictions_clean - s0.evictions_clean == 1,
+        tap_ok(s1.evictions_clean - s0.evictions_clean == 1,
            "one clean eviction (page 1): %llu",
            (unsigned long long)(s1.evictions_clean - s0.evictions_clean));
 
         /* Re-read page 0 after its dirty eviction: clean again, the data
          * written before survives, and WP is re-armed. */
         touch(&e, 0, 0);
-        ok(!cxlssd_page_dirty(m, 0) &&
+        tap_ok(!cxlssd_page_dirty(m, 0) &&
            ((volatile uint64_t *)e.a)[1] == 0xd1d1d1d1d1d1d1d1ull,
            "refilled page 0 is clean and keeps its data");
         cxlssd_trap_get_stats(t, &ts0);
         touch(&e, 0, 1);
         cxlssd_trap_get_stats(t, &ts1);
-        ok(cxlssd_page_dirty(m, 0) && ts1.wp_faults == ts0.wp_faults + 1,
+        tap_ok(cxlssd_page_dirty(m, 0) && ts1.wp_faults == ts0.wp_faults + 1,
            "write protection re-armed after refill");
     }
     cxlssd_trap_free(t);
@@ -155,21 +148,21 @@ int main(void)
     /* Fallback without WP. */
     t = start(&e, &m, false);
     if (!t) {
-        ok(0, "trap without track_dirty");
-        return done_testing();
+        tap_ok(0, "trap without track_dirty");
+        return tap_done();
     }
-    ok(!cxlssd_trap_dirty_tracking(t) &&
+    tap_ok(!cxlssd_trap_dirty_tracking(t) &&
        strstr(cxlssd_trap_dirty_mechanism(t), "not seen") != NULL,
        "track_dirty=off: mechanism says so (%s)",
        cxlssd_trap_dirty_mechanism(t));
     touch(&e, 5, 0);
     touch(&e, 5, 1);
-    ok(!cxlssd_page_dirty(m, 5), "without WP a write to a resident clean "
+    tap_ok(!cxlssd_page_dirty(m, 5), "without WP a write to a resident clean "
        "page is not seen (documented)");
     touch(&e, 6, 1);
-    ok(cxlssd_page_dirty(m, 6), "without WP a write miss is dirty");
+    tap_ok(cxlssd_page_dirty(m, 6), "without WP a write miss is dirty");
     cxlssd_trap_free(t);
     cxlssd_model_free(m);
     env_close(&e);
-    return done_testing();
+    return tap_done();
 }

@@ -1,5 +1,6 @@
 /*
- * Host fault clock (compensate=on): every miss but a thread's first gets
+ * Host fault clock (compensate=on): every miss but a thread's first (see
+ * run() for the one exception a loaded host adds) gets
  * the time the kernel took its fault (t_host_fault_ns), read from perf
  * samples of exceptions:page_fault_user.  Checked against the faulting
  * thread's own clock: the access started before the fault and the handler
@@ -114,7 +115,7 @@ static void run(struct env *e, enum cxlssd_delivery d, bool compensate,
     struct cxlssd_trap *t = new_trap(e, d, compensate, vcpu_hook, rec, &m,
                                      err, sizeof(err));
     if (!t) {
-        ok(0, "%s: trap_new: %s", tag, err);
+        tap_ok(0, "%s: trap_new: %s", tag, err);
         return;
     }
     pthread_t th[THREADS];
@@ -136,7 +137,7 @@ static void run(struct env *e, enum cxlssd_delivery d, bool compensate,
     char line[1024];
     int ci[NC] = { -1, -1, -1, -1, -1 };
     if (!f || !fgets(line, sizeof(line), f)) {
-        ok(0, "%s: record CSV", tag);
+        tap_ok(0, "%s: record CSV", tag);
         if (f) {
             fclose(f);
         }
@@ -199,18 +200,24 @@ static void run(struct env *e, enum cxlssd_delivery d, bool compensate,
     }
     fclose(f);
     unlink(rec);
-    diag("%s: %llu misses, %llu with host fault time, %llu unclocked; "
+    tap_diag("%s: %llu misses, %llu with host fault time, %llu unclocked; "
          "p50 us: access -> host fault %.2f, host fault -> handler %.2f",
          tag, (unsigned long long)rows, (unsigned long long)clocked,
          (unsigned long long)st.unclocked_misses, median_us(entry, nd),
          median_us(deliv, nd));
-    ok(rows > ACCESSES, "%s: misses recorded (%llu)", tag,
+    tap_ok(rows > ACCESSES, "%s: misses recorded (%llu)", tag,
        (unsigned long long)rows);
-    ok(matched == rows, "%s: every record inside one of its thread's "
+    tap_ok(matched == rows, "%s: every record inside one of its thread's "
        "accesses (%llu of %llu)", tag, (unsigned long long)matched,
        (unsigned long long)rows);
+    /*
+     * Unclocked: a thread's first miss (its buffer opens then), and at
+     * most one more per thread: on a loaded host the kernel may not yet
+     * record the thread's next fault in the new buffer (its ring is still
+     * empty then; seen about once in 20 runs with both CPUs busy).
+     */
     if (vcpu_hook) {
-        ok(other_clocked == 0 && clocked + 1 + other_rows >= rows &&
+        tap_ok(other_clocked == 0 && clocked + 2 + other_rows >= rows &&
            st.unclocked_misses == rows - clocked,
            "%s: only the vCPU thread has the host fault time (vCPU %llu of "
            "%llu, other thread %llu of %llu)", tag,
@@ -218,25 +225,27 @@ static void run(struct env *e, enum cxlssd_delivery d, bool compensate,
            (unsigned long long)(rows - other_rows),
            (unsigned long long)other_clocked,
            (unsigned long long)other_rows);
-        ok(ordered == matched, "%s: access start <= host fault <= handler "
+        tap_ok(ordered == matched, "%s: access start <= host fault <= handler "
            "(%llu of %llu)", tag, (unsigned long long)ordered,
            (unsigned long long)matched);
     } else if (compensate) {
-        ok(clocked + THREADS >= rows && st.unclocked_misses <= THREADS &&
+        tap_ok(clocked + 2 * THREADS >= rows &&
+           st.unclocked_misses <= 2 * THREADS &&
            st.unclocked_misses == rows - clocked,
-           "%s: all but each thread's first miss have the host fault time "
+           "%s: all but each thread's first miss (and at most one more) have "
+           "the host fault time "
            "(%llu of %llu; unclocked %llu)", tag,
            (unsigned long long)clocked, (unsigned long long)rows,
            (unsigned long long)st.unclocked_misses);
-        ok(ordered == matched, "%s: access start <= host fault <= handler "
+        tap_ok(ordered == matched, "%s: access start <= host fault <= handler "
            "(%llu of %llu)", tag, (unsigned long long)ordered,
            (unsigned long long)matched);
     } else {
-        ok(clocked == 0 && st.unclocked_misses == 0,
+        tap_ok(clocked == 0 && st.unclocked_misses == 0,
            "%s: no host fault clock without compensate (%llu)", tag,
            (unsigned long long)clocked);
     }
-    ok(late_ok == matched, "%s: no access ends before its wait (%llu of "
+    tap_ok(late_ok == matched, "%s: no access ends before its wait (%llu of "
        "%llu)", tag, (unsigned long long)late_ok,
        (unsigned long long)matched);
 }
@@ -247,8 +256,8 @@ int main(void)
     char err[256];
     struct env e;
     if (env_open(&e, NPAGES) < 0) {
-        ok(0, "memfd environment");
-        return done_testing();
+        tap_ok(0, "memfd environment");
+        return tap_done();
     }
     struct cxlssd_model *m;
     struct cxlssd_trap *t = new_trap(&e, CXLSSD_DELIVERY_POLL, true, false,
@@ -258,11 +267,11 @@ int main(void)
     if (!t) {
         /* e.g. no tracefs or no CAP_PERFMON: the refusal must say so */
         if (strstr(err, "host fault clock")) {
-            skip_all(err);
+            tap_skip_all(err);
         }
-        ok(0, "compensate=on trap: %s", err);
+        tap_ok(0, "compensate=on trap: %s", err);
         env_close(&e);
-        return done_testing();
+        return tap_done();
     }
     run(&e, CXLSSD_DELIVERY_POLL, false, false);
     run(&e, CXLSSD_DELIVERY_POLL, true, false);
@@ -277,5 +286,5 @@ int main(void)
 #endif
     run(&e, CXLSSD_DELIVERY_POLL, true, true);
     env_close(&e);
-    return done_testing();
+    return tap_done();
 }

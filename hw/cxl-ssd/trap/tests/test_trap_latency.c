@@ -138,7 +138,7 @@ static void one(struct env *e, enum cxlssd_delivery d, bool compensate,
     struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e->a, e->len, &tc, NULL,
                                                 err, sizeof(err)) : NULL;
     if (!t) {
-        ok(0, "%s: trap_new: %s", tag, m ? err : "model");
+        tap_ok(0, "%s: trap_new: %s", tag, m ? err : "model");
         if (m) {
             cxlssd_model_free(m);
         }
@@ -182,37 +182,30 @@ static void one(struct env *e, enum cxlssd_delivery d, bool compensate,
     free(rows);
     qsort(lat, n, 8, cmp_u64);
     uint64_t min = n ? lat[0] : 0;
-    diag("miss_overhead_us_p50_%s=%.2f", tag,
+    tap_diag("miss_overhead_us_p50_%s=%.2f", tag,
          n ? (double)(lat[n / 2] - modeled) / 1000.0 : 0);
-    diag("miss_overhead_us_p99_%s=%.2f", tag,
+    tap_diag("miss_overhead_us_p99_%s=%.2f", tag,
          n ? (double)(lat[n * 99 / 100] - modeled) / 1000.0 : 0);
-    diag("%s p50 us: delivery=%.2f decision=%.2f victims=%.2f wait=%.2f "
+    tap_diag("%s p50 us: delivery=%.2f decision=%.2f victims=%.2f wait=%.2f "
          "resume=%.2f (min miss %.2f us, modeled %.2f, %llu misses of %d "
          "accesses)", tag, pctl(st[0], n, 50), pctl(st[1], n, 50),
          pctl(st[2], n, 50), pctl(st[3], n, 50), pctl(st[4], n, 50),
          (double)min / 1000.0, (double)modeled / 1000.0,
          (unsigned long long)n, ACCESSES);
-    diag("%s p99 us: delivery=%.2f decision=%.2f victims=%.2f wait=%.2f "
+    tap_diag("%s p99 us: delivery=%.2f decision=%.2f victims=%.2f wait=%.2f "
          "resume=%.2f", tag, pctl(st[0], n, 99), pctl(st[1], n, 99),
          pctl(st[2], n, 99), pctl(st[3], n, 99), pctl(st[4], n, 99));
-    ok(n > ACCESSES / 2, "%s: most random touches miss (%llu of %d)", tag,
+    tap_ok(n > ACCESSES / 2, "%s: most random touches miss (%llu of %d)", tag,
        (unsigned long long)n, ACCESSES);
-    ok(n > 0 && min >= modeled, "%s: no miss completes before the modeled "
+    tap_ok(n > 0 && min >= modeled, "%s: no miss completes before the modeled "
        "%.1f us (min %.2f us)", tag, (double)modeled / 1000.0,
        (double)min / 1000.0);
 }
 
 int main(void)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    if (!access_ok_or_skip()) {
-        skip_all("no userfaultfd access");
-    }
-    watchdog(60);
     struct env e;
-    if (env_open(&e, NPAGES) < 0) {
-        skip_all("memfd unavailable");
-    }
+    test_start(&e, NPAGES, 60);
     const enum cxlssd_eviction S = CXLSSD_EVICTION_SYNC;
     const enum cxlssd_eviction B = CXLSSD_EVICTION_BACKGROUND;
     one(&e, CXLSSD_DELIVERY_POLL, false, false, 0, S);
@@ -228,5 +221,5 @@ int main(void)
     one(&e, CXLSSD_DELIVERY_POLL, false, true, 100000, S);
     one(&e, CXLSSD_DELIVERY_POLL, false, false, 100000, B);
     env_close(&e);
-    return done_testing();
+    return tap_done();
 }

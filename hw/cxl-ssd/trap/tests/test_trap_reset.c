@@ -44,15 +44,8 @@ static void *worker_fn(void *arg)
         uint64_t r = rng_next(&rs);
         uint64_t p = r % NPAGES;
         uint64_t j = (r >> 16) % OWN;
-        volatile uint64_t *word =
-            (volatile uint64_t *)(w->e->a + p * PG) + j * NTHREADS + w->id;
-        if ((r >> 40) & 1) {
-            uint64_t v = rng_next(&rs) | 1;
-            *word = v;
-            w->shadow[p][j] = v;
-        } else {
-            w->bad += *word != w->shadow[p][j];
-        }
+        w->bad += shadow_access(w->e->a, p, j * NTHREADS + w->id,
+                                &w->shadow[p][j], r, &rs);
         w->ops++;
     }
     return NULL;
@@ -81,15 +74,8 @@ static void sleep_ms(int ms)
 
 int main(void)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    if (!access_ok_or_skip()) {
-        skip_all("no userfaultfd access");
-    }
-    watchdog(60);
     struct env e;
-    if (env_open(&e, NPAGES) < 0) {
-        skip_all("memfd unavailable");
-    }
+    test_start(&e, NPAGES, 60);
     memset(e.b, 0, e.len);
     char err[256];
     struct cxlssd_config mc;
@@ -102,8 +88,8 @@ int main(void)
     struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e.a, e.len, &tc, NULL,
                                                 err, sizeof(err)) : NULL;
     if (!t) {
-        ok(0, "trap_new: %s", m ? err : "model");
-        return done_testing();
+        tap_ok(0, "trap_new: %s", m ? err : "model");
+        return tap_done();
     }
 
     static struct worker w[NTHREADS];
@@ -131,7 +117,7 @@ int main(void)
         cxlssd_model_get_stats(m, &s);
         if (resident || s.resident_pages) {
             all_nonres = false;
-            diag("round %d: %llu pages resident after reset (model says "
+            tap_diag("round %d: %llu pages resident after reset (model says "
                  "%llu)", round, (unsigned long long)resident,
                  (unsigned long long)s.resident_pages);
         }
@@ -148,11 +134,11 @@ int main(void)
             served_again = false;
         }
     }
-    ok(all_nonres, "after each of %d resets every page is non-resident",
+    tap_ok(all_nonres, "after each of %d resets every page is non-resident",
        ROUNDS);
-    ok(all_intact, "data intact after every reset (%llu mismatches via B)",
+    tap_ok(all_intact, "data intact after every reset (%llu mismatches via B)",
        (unsigned long long)badv);
-    ok(served_again, "faults are served again after every reset");
+    tap_ok(served_again, "faults are served again after every reset");
 
     /* Reset while a thread keeps faulting (not paused). */
     for (int i = 0; i < NTHREADS; i++) {
@@ -172,15 +158,15 @@ int main(void)
     }
     uint64_t bada = verify(e.a, w, NTHREADS);
     uint64_t badb = verify(e.b, w, NTHREADS);
-    ok(bad == 0 && bada == 0 && badb == 0,
+    tap_ok(bad == 0 && bada == 0 && badb == 0,
        "resets under concurrent faults: %llu ops, mismatches in-run=%llu "
        "A=%llu B=%llu", (unsigned long long)ops, (unsigned long long)bad,
        (unsigned long long)bada, (unsigned long long)badb);
     cxlssd_trap_reset(t);
     cxlssd_trap_free(t);
-    ok(verify(e.a, w, NTHREADS) == 0, "data intact after free (view A now "
+    tap_ok(verify(e.a, w, NTHREADS) == 0, "data intact after free (view A now "
        "unregistered)");
     cxlssd_model_free(m);
     env_close(&e);
-    return done_testing();
+    return tap_done();
 }

@@ -81,15 +81,8 @@ static void *vcpu_fn(void *arg)
 
 int main(void)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    if (!access_ok_or_skip()) {
-        skip_all("no userfaultfd access");
-    }
-    watchdog(60);
     struct env e;
-    if (env_open(&e, NPAGES) < 0) {
-        skip_all("memfd unavailable");
-    }
+    test_start(&e, NPAGES, 60);
     fill_pattern(e.b, NPAGES, 77);
     static struct fake_qemu q;
     pthread_mutex_init(&q.bql, NULL);
@@ -113,8 +106,8 @@ int main(void)
     struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e.a, e.len, &tc, &hooks,
                                                 err, sizeof(err)) : NULL;
     if (!t) {
-        ok(0, "trap_new: %s", m ? err : "model");
-        return done_testing();
+        tap_ok(0, "trap_new: %s", m ? err : "model");
+        return tap_done();
     }
     static struct vcpu v[NVCPU];
     pthread_t th[NVCPU];
@@ -144,14 +137,14 @@ int main(void)
     struct cxlssd_trap_stats ts;
     cxlssd_trap_get_stats(t, &ts);
     cxlssd_trap_free(t);
-    ok(bad == 0 && main_bad == 0, "no hang, data correct: vCPU ops %llu, "
+    tap_ok(bad == 0 && main_bad == 0, "no hang, data correct: vCPU ops %llu, "
        "main-thread ops under the BQL %llu",
        (unsigned long long)ops, (unsigned long long)main_ops);
-    ok(atomic_load(&q.locked_calls) > 0 && atomic_load(&q.unlocked_calls) > 0,
+    tap_ok(atomic_load(&q.locked_calls) > 0 && atomic_load(&q.unlocked_calls) > 0,
        "hook took the lock for vCPU faults (%llu) and not for the main "
        "thread's (%llu)", (unsigned long long)atomic_load(&q.locked_calls),
        (unsigned long long)atomic_load(&q.unlocked_calls));
-    ok(ts.bql_wait_ns > 0, "bql_wait_ns accumulated (%.3f ms)",
+    tap_ok(ts.bql_wait_ns > 0, "bql_wait_ns accumulated (%.3f ms)",
        (double)ts.bql_wait_ns / 1e6);
 
     /* Records: vcpu column and BQL timestamps. */
@@ -192,15 +185,15 @@ int main(void)
         fclose(f);
     }
     unlink(rec);
-    ok(c_vcpu >= 0 && vrows > 0 && vrows_bql == vrows,
+    tap_ok(c_vcpu >= 0 && vrows > 0 && vrows_bql == vrows,
        "records: %llu vCPU misses, all with BQL request/acquire/release "
        "times (%llu)", (unsigned long long)vrows,
        (unsigned long long)vrows_bql);
-    ok(mrows > 0 && mrows_bql == 0, "records: %llu main-thread misses with "
+    tap_ok(mrows > 0 && mrows_bql == 0, "records: %llu main-thread misses with "
        "vcpu=-1 and no BQL stage (%llu had one)", (unsigned long long)mrows,
        (unsigned long long)mrows_bql);
     (void)c_comp;
     cxlssd_model_free(m);
     env_close(&e);
-    return done_testing();
+    return tap_done();
 }

@@ -81,14 +81,9 @@ static void one(struct env *e, enum cxlssd_policy pol, uint32_t prefetch,
     char name[128], err[256];
     snprintf(name, sizeof(name), "sigbus %s prefetch=%u eviction=%s",
              cxlssd_policy_name(pol), prefetch, cxlssd_eviction_name(ev));
-    struct cxlssd_config mc;
-    test_model_config(&mc, NPAGES, FRAMES);
-    mc.policy = pol;
-    mc.prefetch = prefetch;
-    mc.eviction = ev;
-    struct cxlssd_model *m = test_model(&mc);
+    struct cxlssd_model *m = test_policy_model(NPAGES, FRAMES, pol, prefetch,
+                                               ev, name);
     if (!m) {
-        ok(0, "%s: model", name);
         return;
     }
     uint64_t seed1 = 0x5157 + (uint64_t)pol * 13 + prefetch + ev * 7;
@@ -100,7 +95,7 @@ static void one(struct env *e, enum cxlssd_policy pol, uint32_t prefetch,
     struct cxlssd_trap *t = cxlssd_trap_new(m, e->a, e->len, &tc, NULL, err,
                                             sizeof(err));
     if (!t) {
-        ok(0, "%s: cxlssd_trap_new: %s", name, err);
+        tap_ok(0, "%s: cxlssd_trap_new: %s", name, err);
         cxlssd_model_free(m);
         return;
     }
@@ -118,7 +113,7 @@ static void one(struct env *e, enum cxlssd_policy pol, uint32_t prefetch,
     cxlssd_trap_get_stats(t, &ts);
     bool wp = cxlssd_trap_dirty_tracking(t);
     cxlssd_trap_free(t);
-    ok(bad1 == 0 && bad2 == 0 && badb == 0 && bad3 == 0 &&
+    tap_ok(bad1 == 0 && bad2 == 0 && badb == 0 && bad3 == 0 &&
        s.misses + s.prefetch_issued >= NPAGES &&
        s.evictions_dirty > 0 && ts.sigbus_faults >= s.misses &&
        ts.faults == ts.sigbus_faults && (!wp || ts.wp_faults > 0) &&
@@ -158,7 +153,7 @@ static void one(struct env *e, enum cxlssd_policy pol, uint32_t prefetch,
         if (f) {
             fclose(f);
         }
-        ok(rows > NPAGES && foreign == 0, "%s: %llu record rows, %llu not "
+        tap_ok(rows > NPAGES && foreign == 0, "%s: %llu record rows, %llu not "
            "from the faulting threads", name, (unsigned long long)rows,
            (unsigned long long)foreign);
         unlink(rec);
@@ -192,7 +187,7 @@ static void __attribute__((noinline)) check_chain(void)
     if (x != MAP_FAILED && sigsetjmp(chain_jmp, 1) == 0) {
         (void)*(volatile char *)x;      /* beyond EOF: SIGBUS */
     }
-    ok(chained == 1, "a SIGBUS outside the trap goes to the previous "
+    tap_ok(chained == 1, "a SIGBUS outside the trap goes to the previous "
        "handler");
     if (x != MAP_FAILED) {
         munmap(x, PG);
@@ -204,18 +199,11 @@ static void __attribute__((noinline)) check_chain(void)
 
 int main(void)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    if (!access_ok_or_skip()) {
-        skip_all("no userfaultfd access (need root or /dev/userfaultfd)");
-    }
-    watchdog(120);
     struct env e;
-    if (env_open(&e, NPAGES) < 0) {
-        skip_all("memfd/fallocate unavailable");
-    }
+    test_start(&e, NPAGES, 120);
 
     enum cxlssd_delivery d;
-    ok(cxlssd_delivery_from_name_any("sigbus", &d) == 0 &&
+    tap_ok(cxlssd_delivery_from_name_any("sigbus", &d) == 0 &&
        d == CXLSSD_DELIVERY_SIGBUS &&
        cxlssd_delivery_from_name("sigbus", &d) < 0 &&
        strcmp(cxlssd_delivery_name(CXLSSD_DELIVERY_SIGBUS), "sigbus") == 0,
@@ -263,17 +251,17 @@ int main(void)
             errno = 0;
             ssize_t r = read(fds[0], e.a + 7 * PG, sizeof(buf));
             int er = errno;
-            ok(w == (ssize_t)sizeof(buf) && r < 0 && er == EFAULT,
+            tap_ok(w == (ssize_t)sizeof(buf) && r < 0 && er == EFAULT,
                "read() into a non-resident page fails with EFAULT "
                "(r=%zd: %s)", r, strerror(er));
             /* the same page touched from user mode is then served */
             volatile unsigned char *p = e.a + 7 * PG;
             unsigned char c = *p;
-            ok(c == e.b[7 * PG], "user-mode access after it is served");
+            tap_ok(c == e.b[7 * PG], "user-mode access after it is served");
             close(fds[0]);
             close(fds[1]);
         } else {
-            ok(0, "trap for the kernel-access check: %s", t ? "pipe" : err);
+            tap_ok(0, "trap for the kernel-access check: %s", t ? "pipe" : err);
         }
 
         /* An access through another mapping (QEMU's own, in the device):
@@ -292,7 +280,7 @@ int main(void)
             cxlssd_trap_access(t, 20 * PG, 8, true);
             cxlssd_trap_get_stats(t, &t1);
             cxlssd_model_get_stats(m, &s1);
-            ok(!was_cached && cached && clean && cxlssd_page_dirty(m, 20) &&
+            tap_ok(!was_cached && cached && clean && cxlssd_page_dirty(m, 20) &&
                s1.misses == s0.misses + 2 &&
                t1.sigbus_faults == t0.sigbus_faults,
                "cxlssd_trap_access over two non-resident pages: resident "
@@ -304,7 +292,7 @@ int main(void)
             unsigned char c = *(volatile unsigned char *)(e.a + 21 * PG);
             struct cxlssd_trap_stats t2;
             cxlssd_trap_get_stats(t, &t2);
-            ok(c == e.b[21 * PG] && t2.sigbus_faults == t1.sigbus_faults,
+            tap_ok(c == e.b[21 * PG] && t2.sigbus_faults == t1.sigbus_faults,
                "page served by cxlssd_trap_access is mapped in the "
                "registered view");
         }
@@ -316,5 +304,5 @@ int main(void)
         cxlssd_model_free(m);
     }
     env_close(&e);
-    return done_testing();
+    return tap_done();
 }

@@ -1,7 +1,8 @@
 /*
- * Helpers shared by the trap engine tests: TAP output, a memfd with two
- * MAP_SHARED views (A registered with the trap, B unregistered like QEMU's
- * own pointer), model construction and an alarm()-based watchdog.
+ * Helpers shared by the trap engine tests (TAP output from tests/tap.h): a
+ * memfd with two MAP_SHARED views (A registered with the trap, B
+ * unregistered like QEMU's own pointer), model construction and an
+ * alarm()-based watchdog.
  * Header-only; each test is a single translation unit.
  */
 #ifndef CXLSSD_TRAP_TEST_H
@@ -19,50 +20,9 @@
 #include <unistd.h>
 
 #include "../trap.h"
+#include "tap.h"      /* tests/tap.h */
 
 #define PG 4096u
-
-static int tap_n;
-static int tap_failed;
-
-static void __attribute__((format(printf, 2, 3)))
-ok(int cond, const char *fmt, ...)
-{
-    va_list ap;
-    printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    fflush(stdout);
-    if (!cond) {
-        tap_failed++;
-    }
-}
-
-static void __attribute__((format(printf, 1, 2)))
-diag(const char *fmt, ...)
-{
-    va_list ap;
-    printf("# ");
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    fflush(stdout);
-}
-
-static inline void skip_all(const char *why)
-{
-    printf("1..0 # SKIP %s\n", why);
-    exit(0);
-}
-
-static inline int done_testing(void)
-{
-    printf("1..%d\n", tap_n);
-    return tap_failed ? 1 : 0;
-}
 
 static void watchdog_fired(int sig)
 {
@@ -134,7 +94,28 @@ static inline struct cxlssd_model *test_model(const struct cxlssd_config *c)
     char err[256];
     struct cxlssd_model *m = cxlssd_model_new(c, err, sizeof(err));
     if (!m) {
-        diag("cxlssd_model_new: %s", err);
+        tap_diag("cxlssd_model_new: %s", err);
+    }
+    return m;
+}
+
+/* A test_model_config() model with policy @pol, next-@prefetch prefetch
+ * and eviction @ev; NULL after a failed check named @what. */
+static inline struct cxlssd_model *test_policy_model(uint64_t npages,
+                                                     uint64_t frames,
+                                                     enum cxlssd_policy pol,
+                                                     uint32_t prefetch,
+                                                     enum cxlssd_eviction ev,
+                                                     const char *what)
+{
+    struct cxlssd_config mc;
+    test_model_config(&mc, npages, frames);
+    mc.policy = pol;
+    mc.prefetch = prefetch;
+    mc.eviction = ev;
+    struct cxlssd_model *m = test_model(&mc);
+    if (!m) {
+        tap_ok(0, "%s: model", what);
     }
     return m;
 }
@@ -192,6 +173,25 @@ static inline uint64_t rng_next(uint64_t *s)
     return *s = x;
 }
 
+/*
+ * One random access of a shadow-checking worker, from random bits @r: a
+ * write (bit 40) stores a fresh value in word @slot of page @p and in
+ * *@shadow; a read compares them.  Returns 1 on a mismatch.
+ */
+static inline int shadow_access(unsigned char *base, uint64_t p,
+                                uint64_t slot, uint64_t *shadow, uint64_t r,
+                                uint64_t *rs)
+{
+    volatile uint64_t *word = (volatile uint64_t *)(base + p * PG) + slot;
+    if ((r >> 40) & 1) {
+        uint64_t v = rng_next(rs) | 1;
+        *word = v;
+        *shadow = v;
+        return 0;
+    }
+    return *word != *shadow;
+}
+
 /* The handler wakes the faulter (UFFDIO_CONTINUE) just before it calls
  * cxlssd_fill_done(): wait for the model to catch up before asserting. */
 static inline void settle(struct cxlssd_model *m, uint64_t page)
@@ -228,32 +228,62 @@ static inline int access_ok_or_skip(void)
 }
 
 /*
- * A model with @frames frames over all of @e and a trap (delivery @d, one
- * handler) on view A; *@mp gets the model.  On failure reports a failed
- * check named @what and returns NULL with nothing left allocated.
+ * The start of every trap test: line-buffered TAP, the whole test skipped
+ * without userfaultfd access or a memfd, a watchdog of @seconds, and @e
+ * with @npages pages.
  */
+static inline void test_start(struct env *e, uint64_t npages,
+                              unsigned seconds)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (!access_ok_or_skip()) {
+        tap_skip_all("no userfaultfd access (need root or /dev/userfaultfd)");
+    }
+    watchdog(seconds);
+    if (env_open(e, npages) < 0) {
+        tap_skip_all("memfd/fallocate unavailable");
+    }
+}
+
+/*
+ * A model with @frames frames (next-@prefetch prefetch) over all of @e and
+ * a trap (delivery @d, one handler, @hooks or none) on view A; *@mp gets
+ * the model.  On failure reports a failed check named @what and returns
+ * NULL with nothing left allocated.
+ */
+static inline struct cxlssd_trap *open_trap(struct env *e,
+                                            enum cxlssd_delivery d,
+                                            uint64_t frames, uint32_t prefetch,
+                                            const struct cxlssd_trap_hooks *hooks,
+                                            struct cxlssd_model **mp,
+                                            const char *what)
+{
+    struct cxlssd_config mc;
+    test_model_config(&mc, e->npages, frames);
+    mc.prefetch = prefetch;
+    struct cxlssd_model *m = test_model(&mc);
+    struct cxlssd_trap_config tc;
+    char err[256];
+    test_trap_config(&tc, d, 1);
+    struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e->a, e->len, &tc, hooks,
+                                                err, sizeof(err)) : NULL;
+    if (!t) {
+        tap_ok(0, "%s (%s): trap: %s", what, cxlssd_delivery_name(d),
+               m ? err : "model");
+        cxlssd_model_free(m);
+        return NULL;
+    }
+    *mp = m;
+    return t;
+}
+
 static inline struct cxlssd_trap *open_small_trap(struct env *e,
                                                   enum cxlssd_delivery d,
                                                   uint64_t frames,
                                                   struct cxlssd_model **mp,
                                                   const char *what)
 {
-    struct cxlssd_config mc;
-    test_model_config(&mc, e->npages, frames);
-    struct cxlssd_model *m = test_model(&mc);
-    struct cxlssd_trap_config tc;
-    char err[256];
-    test_trap_config(&tc, d, 1);
-    struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e->a, e->len, &tc, NULL,
-                                                err, sizeof(err)) : NULL;
-    if (!t) {
-        ok(0, "%s (%s): trap: %s", what, cxlssd_delivery_name(d),
-           m ? err : "model");
-        cxlssd_model_free(m);
-        return NULL;
-    }
-    *mp = m;
-    return t;
+    return open_trap(e, d, frames, 0, NULL, mp, what);
 }
 
 /*
@@ -290,7 +320,7 @@ static inline void check_lost_mapping(struct env *e,
     bool cached = cxlssd_page_state(m, 3) == CXLSSD_CACHED;
     cxlssd_trap_free(t);
     cxlssd_model_free(m);
-    ok(bad == 0 && cached && ts.remaps == 2,
+    tap_ok(bad == 0 && cached && ts.remaps == 2,
        "lost mapping (%s): a resident page unmapped from outside is mapped "
        "again on its next read and write (remaps=%llu, mismatches=%llu)",
        cxlssd_delivery_name(d), (unsigned long long)ts.remaps,
