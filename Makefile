@@ -15,10 +15,12 @@ CSTD := -std=c11 -D_GNU_SOURCE
 # the model's and the trap engine's objects, tests and tools
 PROJECT_CFLAGS := $(CSTD) $(WARN) -O2 -g -pthread -MMD -MP
 PROJECT_LDLIBS := -pthread -lm
-# the sanitizer builds of the model, the trap engine and MIO
-ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
+# the sanitizer builds of the model, the trap engine and MIO; they are the
+# debug builds, with lock-held assertions (model/lock.h)
+DEBUG_FLAGS := -DCXLSSD_DEBUG_LOCKS
+ASAN_FLAGS := $(DEBUG_FLAGS) -fsanitize=address,undefined -fno-omit-frame-pointer \
     -fno-sanitize-recover=all
-TSAN_FLAGS := -fsanitize=thread
+TSAN_FLAGS := $(DEBUG_FLAGS) -fsanitize=thread
 export TOP BUILD
 
 .PHONY: all run bench clean

@@ -3,6 +3,6 @@
  */
 #include "lock.h"
 
-#ifndef NDEBUG
+#ifdef CXLSSD_DEBUG_LOCKS
 _Thread_local char cxlssd_lock_thread_tag;
 #endif
