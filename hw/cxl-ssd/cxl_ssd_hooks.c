@@ -23,18 +23,33 @@
 #include "cxl_ssd.h"
 #include "trace.h"
 
+/*
+ * A thread of another process faulting on the window: under KVM, the
+ * async-page-fault worker (a kworker running get_user_pages for a vCPU that
+ * KVM halted meanwhile).  Its miss is that vCPU's; it holds no QEMU lock and
+ * nothing in QEMU waits for it.
+ */
+static bool cxl_ssd_foreign_thread(pid_t tid)
+{
+    char path[48];
+
+    snprintf(path, sizeof(path), "/proc/self/task/%d", (int)tid);
+    return access(path, F_OK) != 0;
+}
+
 static bool cxl_ssd_serialize_begin(void *opaque, pid_t tid)
 {
     CXLSSDState *s = opaque;
 
     /*
-     * Only vCPU misses are serialised.  QEMU's own threads (block-layer
-     * workers doing a device's DMA, the main loop) can fault on the window
-     * while the BQL holder waits for them, e.g. a "stop" or a device reset
-     * draining in-flight requests: waiting for the BQL on their behalf
-     * would deadlock.
+     * Only vCPU misses are serialised: those of vCPU threads and those KVM
+     * hands to its async-page-fault workers.  QEMU's own threads
+     * (block-layer workers doing a device's DMA, the main loop) can fault
+     * on the window while the BQL holder waits for them, e.g. a "stop" or
+     * a device reset draining in-flight requests: waiting for the BQL on
+     * their behalf would deadlock.
      */
-    if (cxl_ssd_vcpu_index(s, tid) < 0 ||
+    if ((cxl_ssd_vcpu_index(s, tid) < 0 && !cxl_ssd_foreign_thread(tid)) ||
         bql_holder_thread_id() == tid) {
         return false;
     }

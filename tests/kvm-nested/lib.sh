@@ -1,0 +1,97 @@
+# Helpers of the nested-KVM rig's host side (sourced after tests/e2e/lib.sh).
+# An L1 "plan" is a shell script for L1's init: for each L2 guest, its QEMU
+# argv (vm-images/boot-guest --print-args with L1's paths), its job, and an
+# l2-run call.  L1 sends back every L2 file as NAME.FILE.
+GUEST_KERNEL=${GUEST_KERNEL:-$BUILD/guest/vmlinux}
+GUEST_INITRAMFS=${GUEST_INITRAMFS:-$BUILD/guest/initramfs.cpio.gz}
+L1_INITRD=${KVM_NESTED_INITRAMFS:-$BUILD/kvm-nested/initramfs.cpio}
+L2_ROOT=/l2              # where make-l1-initramfs puts the L2 side in L1
+
+# l2_args NAME [boot-guest options...] [-- QEMU-ARGS...]: L2's QEMU argv
+# with L1's paths, one per line (-accel kvm; a pipe monitor for l2-qmp and
+# -no-shutdown so the counters can be read after power-off).  Arguments
+# named in L2_DROP_ARGS (space-separated) are left out (-no-reboot, for a
+# guest that must really reset).
+l2_args() {
+    local name=$1 d=$L2_ROOT/runs/$1 args opts=() extra=()
+    shift
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do
+        opts+=("$1")
+        shift
+    done
+    [ $# -eq 0 ] || { shift; extra=("$@"); }
+    args=$(QEMU=$QEMU QEMU_FIRMWARE_ARGS="-L $L2_ROOT/firmware" "$BOOT" --print-args \
+               --accel kvm --kernel "$GUEST_KERNEL" \
+               --initrd "$GUEST_INITRAMFS" --job "$d/job" --results "$d" \
+               "${opts[@]}" -- "${extra[@]}" \
+               -chardev "pipe,id=rigqmp,path=$d/qmp" -mon chardev=rigqmp,mode=control \
+               -no-shutdown) || return 1
+    awk -v root="$L2_ROOT" -v drop=" ${L2_DROP_ARGS:-} " '
+        NR == 1 { print root "/qemu"; next }
+        index(drop, " " $0 " ") { next }
+        prev == "-kernel" { $0 = root "/vmlinux" }
+        prev == "-initrd" { $0 = root "/initramfs.cpio.gz" }
+        { print; prev = $0 }' <<<"$args" >"$out/$name.args"
+    if grep -qF -e "$TOP" -e "$BUILD" "$out/$name.args"; then
+        echo "kvm-nested: $name: host paths left in L2's command line:" >&2
+        grep -F -e "$TOP" -e "$BUILD" "$out/$name.args" >&2
+        return 1
+    fi
+    cat "$out/$name.args"
+}
+
+# plan_run PLAN NAME TIMEOUT TRACE JOBFILE NDEV [boot-guest options...]
+#          [-- QEMU-ARGS...]:
+# append one L2 guest with NDEV cxl-ssd devices (--device options) to the
+# L1 plan.  TRACE=1 records L1's kvm/sched tracepoints (l2-run), TRACE=all
+# every kvm_exit too (not only NPF exits).
+# $out/NAME.hmp, if present, lists HMP commands run after the guest powered
+# off; $out/NAME.inflight makes l2-qmp reset the guest at that many misses.
+plan_run() {
+    local plan=$1 name=$2 secs=$3 trace=$4 job=$5 ndev=$6 d=$L2_ROOT/runs/$2
+    shift 6
+    local args ids f
+    args=$(l2_args "$name" --devices "$ndev" "$@") || return 1
+    ids=$(for ((i = 0; i < ndev; i++)); do printf ' cxl-vmem%d' "$i"; done)
+    {
+        echo "mkdir -p $d"
+        echo "cat >$d/qemu.args <<'EOF_RIG_ARGS'"
+        printf '%s\n' "$args"
+        echo "EOF_RIG_ARGS"
+        echo "cat >$d/job <<'EOF_RIG_JOB'"
+        cat "$job"
+        echo "EOF_RIG_JOB"
+        for f in hmp inflight; do
+            [ -f "$out/$name.$f" ] || continue
+            echo "cat >$d/$f <<'EOF_RIG_FILE'"
+            cat "$out/$name.$f"
+            echo "EOF_RIG_FILE"
+        done
+        if [ "$trace" = all ]; then
+            echo "TRACE=1 TRACE_EXITS=all l2-run $name $secs$ids"
+        else
+            echo "TRACE=$trace l2-run $name $secs$ids"
+        fi
+    } >>"$plan"
+}
+
+# boot_l1 PLAN DIR TIMEOUT: boot L1 under TCG (-cpu max: SVM + NPT) with the
+# plan as its job; then split every L2's results port into DIR/runs/NAME/.
+boot_l1() {
+    local plan=$1 dir=$2 secs=$3 rc=0 f name
+    "$BOOT" --accel tcg --cpu max --ram "${KVM_NESTED_L1_RAM:-3G}" \
+        --smp "${KVM_NESTED_L1_SMP:-2}" --timeout "$secs" \
+        --kernel "$GUEST_KERNEL" --initrd "$L1_INITRD" \
+        --job "$plan" --results "$dir/l1" >"$dir/l1.boot.log" 2>&1 || rc=$?
+    for f in "$dir"/l1/*.results.raw; do
+        [ -f "$f" ] || continue
+        name=${f##*/}
+        name=${name%.results.raw}
+        mkdir -p "$dir/runs/$name"
+        for g in "$dir/l1/$name".*; do
+            cp "$g" "$dir/runs/$name/${g##*/"$name".}"
+        done
+        "$TOP/vm-images/split-results" "$f" "$dir/runs/$name" >/dev/null 2>&1 || true
+    done
+    return "$rc"
+}
