@@ -118,7 +118,7 @@ ALWAYS_INLINE void sample_loop(struct mio_sampler *s, uint64_t *out,
             t0 = mio_rdtsc_fenced();
         } else {
             mio_lfence();
-            t0 = mio_clock_ns();
+            t0 = cxlssd_now_ns();
             mio_lfence();
         }
         p = chase(s, p, loads, store_mode);
@@ -128,7 +128,7 @@ ALWAYS_INLINE void sample_loop(struct mio_sampler *s, uint64_t *out,
             t1 = mio_rdtsc_fenced();
         } else {
             mio_lfence();
-            t1 = mio_clock_ns();
+            t1 = cxlssd_now_ns();
             mio_lfence();
         }
         out[k] = t1 > t0 ? t1 - t0 : 0;

@@ -22,7 +22,7 @@
 
 double mio_now_s(void)
 {
-    return (double)mio_clock_ns() * 1e-9;
+    return (double)cxlssd_now_ns() * 1e-9;
 }
 
 static void cpu_features(struct mio_timer *tm)
@@ -46,14 +46,14 @@ static void cpu_features(struct mio_timer *tm)
 static double calibrate_once(double ms)
 {
     uint64_t a0 = mio_rdtsc_fenced();
-    uint64_t c0 = mio_clock_ns();
+    uint64_t c0 = cxlssd_now_ns();
     uint64_t a1 = mio_rdtsc_fenced();
     uint64_t target = c0 + (uint64_t)(ms * 1e6), c1;
     do
-        c1 = mio_clock_ns();
+        c1 = cxlssd_now_ns();
     while (c1 < target);
     uint64_t b0 = mio_rdtsc_fenced();
-    c1 = mio_clock_ns();
+    c1 = cxlssd_now_ns();
     uint64_t b1 = mio_rdtsc_fenced();
     double ticks = ((double)b0 + (double)b1) / 2 - ((double)a0 + (double)a1) / 2;
     double ns = (double)(c1 - c0);
@@ -68,7 +68,7 @@ static uint64_t read_timer(enum mio_tmode mode)
     switch (mode) {
     case MIO_TM_RDTSCP: return mio_rdtscp_fenced(&aux);
     case MIO_TM_LFENCE: return mio_rdtsc_fenced();
-    default: return mio_clock_ns();
+    default: return cxlssd_now_ns();
     }
 }
 

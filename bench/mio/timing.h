@@ -4,14 +4,10 @@
 #define MIO_TIMING_H
 
 #include <stdint.h>
-#include <time.h>
 
-static inline uint64_t mio_clock_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
+/* cxlssd_now_ns(): CLOCK_MONOTONIC ns, the device's clock (its records
+ * join with MIO's samples). */
+#include "../../hw/cxl-ssd/model/clock.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #define MIO_HAVE_TSC 1
@@ -43,11 +39,11 @@ static inline uint64_t mio_rdtscp_fenced(uint32_t *aux)
 #else
 #define MIO_HAVE_TSC 0
 static inline void mio_lfence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-static inline uint64_t mio_rdtsc_fenced(void) { return mio_clock_ns(); }
+static inline uint64_t mio_rdtsc_fenced(void) { return cxlssd_now_ns(); }
 static inline uint64_t mio_rdtscp_fenced(uint32_t *aux)
 {
     *aux = 0;
-    return mio_clock_ns();
+    return cxlssd_now_ns();
 }
 #endif
 
