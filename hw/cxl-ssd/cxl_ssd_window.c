@@ -11,7 +11,7 @@
  *
  * delivery=sigbus (TCG): the overlay is a RAM *device* region over the
  * registered mapping.  vCPUs still access it directly (TCG TLB), and a miss
- * raises SIGBUS on the vCPU thread, which serves it (trap/handler.c).
+ * raises SIGBUS on the vCPU thread, which serves it (trap/sigbus.c).
  * QEMU's own accesses (DMA, monitor, gdbstub) do not use the RAM pointer of
  * a RAM device region: they go through the ops below, which serve a miss in
  * the calling thread and move the data through the backend's own,
