@@ -100,12 +100,3 @@ def device_properties(qmp, path):
         except QMPError:
             continue
     return props
-
-
-def wait_for_socket(path, timeout):
-    deadline = time.monotonic() + timeout
-    while not os.path.exists(path):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
