@@ -39,6 +39,7 @@ include hw/cxl-ssd/model/model.mk
 include hw/cxl-ssd/trap/trap.mk
 include qemu-patches/qemu.mk
 include vm-images/guest.mk
+include hw/cxl-ssd/kmod/kmod.mk
 include $(sort $(wildcard bench/*.mk bench/*/*.mk tracing/*.mk))
 include $(sort $(wildcard tests/*/*.mk))
 include tests/tests.mk

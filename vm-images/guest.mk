@@ -27,6 +27,12 @@ guest-image: $(GUEST_KERNEL) $(GUEST_VMLINUZ) $(GUEST_INITRAMFS) $(GUEST_KCONFIG
 $(GUEST_PKGS)/kernel-release: $(TOP)/vm-images/fetch-guest-packages
 	$< $(GUEST_PKGS)
 
+# cxl, daxctl (trixie's ndctl) and numactl with their libraries, for init.
+GUEST_TOOLS := $(GUEST_PKGS)/tools/versions
+$(GUEST_TOOLS): $(TOP)/vm-images/fetch-guest-tools $(TOP)/vm-images/fetch-debs \
+		$(TOP)/vm-images/pack-elf $(GUEST_PKGS)/kernel-release
+	$< $(GUEST_PKGS)/tools
+
 # Copies land under a temporary name: a guest booting meanwhile never
 # reads a half-written file.
 $(GUEST_KERNEL): $(GUEST_PKGS)/kernel-release
@@ -44,12 +50,36 @@ $(GUEST_DIR)/dax-pattern: $(TOP)/vm-images/dax-pattern.c $(TOP)/vm-images/guest-
 	@mkdir -p $(@D)
 	$(CC) -static -O2 $(WARN) $(CSTD) -o $@ $<
 
+# numa-touch: anonymous memory faulted in under numactl's policy, its page
+# frame numbers written out, held until killed (tests/workloads).
+$(GUEST_DIR)/numa-touch: $(TOP)/vm-images/numa-touch.c $(TOP)/vm-images/guest-util.h
+	@mkdir -p $(@D)
+	$(CC) -static -O2 $(WARN) $(CSTD) -o $@ $<
+
 # The directory itself is a prerequisite so removing a program rebuilds too.
 $(GUEST_INITRAMFS): $(TOP)/vm-images/make-initramfs $(TOP)/vm-images/init \
-		$(TOP)/vm-images/emit $(GUEST_PKGS)/kernel-release \
-		$(GUEST_DIR)/dax-pattern $(wildcard $(GUEST_BIN_DIR) $(GUEST_BIN_DIR)/*)
+		$(TOP)/vm-images/emit $(GUEST_PKGS)/kernel-release $(GUEST_TOOLS) \
+		$(GUEST_DIR)/dax-pattern $(GUEST_DIR)/numa-touch \
+		$(wildcard $(GUEST_BIN_DIR) $(GUEST_BIN_DIR)/*)
 	$(TOP)/vm-images/make-initramfs $(GUEST_PKGS) $@ $(GUEST_DIR)/dax-pattern \
+		$(GUEST_DIR)/numa-touch \
 		$(wildcard $(GUEST_BIN_DIR))
+
+# The applications image: the default initramfs with a second archive
+# appended (Debian's redis, memcached, sysbench, stress-ng, mbw; see
+# fetch-guest-apps).  Jobs that need them boot with --initrd $(GUEST_APPS_INITRAMFS).
+GUEST_APPS_LAYER := $(GUEST_DIR)/apps-layer.cpio.gz
+GUEST_APPS_INITRAMFS := $(GUEST_DIR)/initramfs-apps.cpio.gz
+export GUEST_APPS_INITRAMFS
+.PHONY: guest-apps-image
+guest-apps-image: guest-image $(GUEST_APPS_INITRAMFS)
+
+$(GUEST_APPS_LAYER): $(TOP)/vm-images/fetch-guest-apps $(TOP)/vm-images/fetch-debs \
+		$(TOP)/vm-images/pack-elf $(GUEST_TOOLS)
+	$< $(GUEST_PKGS) $@
+
+$(GUEST_APPS_INITRAMFS): $(GUEST_INITRAMFS) $(GUEST_APPS_LAYER)
+	cat $^ >$@.tmp && mv $@.tmp $@
 
 TESTS += $(TOP)/guest-kernel-config/test-check-config $(TOP)/vm-images/test-guest-boot
 TEST_DEPS += guest-image

@@ -191,13 +191,27 @@ def hit_table(sources):
                          pt.samples_total(), hf, bound, hf - bound,
                          "yes" if hf <= bound + 0.02 else "no",
                          min(1.0, pt.threads * bound),
-                         " ".join(f"{x:.3f}" for x in per_t)])
+                         " ".join(f"{x:.3f}" for x in per_t), overlap_fraction(pt)])
     return rows
+
+
+def overlap_fraction(pt):
+    """MIO's overlap_fraction (1 for one thread; 0 from an older MIO that
+    did not report it: its threads' windows are unknown)."""
+    if pt.threads == 1:
+        return 1.0
+    try:
+        return float(pt.mio.get("overlap_fraction", 0))
+    except ValueError:
+        return 0.0
+
+
+OVERLAP_MIN = 0.9       # multi-thread points below this are not plotted
 
 
 HIT_HEADER = ["experiment", "point", "mode", "policy", "stride", "threads", "wss_ratio",
               "samples", "hit_fraction", "bound_1_over_wss", "excess", "within_bound_0.02",
-              "bound_threads_apart", "per_thread_hit_fraction"]
+              "bound_threads_apart", "per_thread_hit_fraction", "overlap_fraction"]
 
 
 def fig_hit(sources, outdir, name="fig-hit-fraction"):
@@ -208,6 +222,8 @@ def fig_hit(sources, outdir, name="fig-hit-fraction"):
     write_csv(os.path.join(outdir, name + ".csv"), HIT_HEADER, rows)
     block = []
     for r in rows:
+        if r[14] < OVERLAP_MIN:     # the threads did not sample together
+            continue
         lab = f"WSS {r[6]:g}, {r[5]} thr"
         if r[0] != "cdf" or r[3] != "fifo" or r[2] != "uffd":
             lab += f", {r[3]}" + ("" if r[2] == "uffd" else f" {r[2]}")

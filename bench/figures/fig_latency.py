@@ -4,6 +4,7 @@ Each writes NAME.csv (the table) and NAME.gp/NAME.png; returns the PNG."""
 
 import os
 
+import fig_cache
 import stats
 from distributions import percentiles, point_cdf
 from gnuplot import datablock, preamble, save_plot
@@ -145,10 +146,11 @@ def scaling_table(pts):
         pc, nmiss, mean, src = percentiles(pt)
         rows.append([pt.p("device.bql", "off"), pt.threads, pt.samples_total(),
                      pt.hit_fraction(), nmiss, mean / 1000.0, pc[50] / 1000.0,
-                     pc[99] / 1000.0, src])
+                     pc[99] / 1000.0, src, fig_cache.overlap_fraction(pt)])
     ratios = {}
     for bql in sorted({r[0] for r in rows}):
-        by_t = {r[1]: r for r in rows if r[0] == bql}
+        # only points whose threads sampled over one window
+        by_t = {r[1]: r for r in rows if r[0] == bql and r[9] >= fig_cache.OVERLAP_MIN}
         if 1 in by_t and len(by_t) > 1:
             tmax = max(by_t)
             ratios[bql] = (tmax, by_t[tmax][5] / by_t[1][5], by_t[tmax][6] / by_t[1][6])
@@ -164,11 +166,12 @@ def fig_scaling(pts, outdir, name="fig-thread-scaling"):
         return None, ratios
     write_csv(os.path.join(outdir, name + ".csv"),
               ["bql", "threads", "samples", "hit_fraction", "miss_samples", "mean_miss_us",
-               "p50_miss_us", "p99_miss_us", "ratio_vs_1_thread", "miss_stats_from"], rows)
+               "p50_miss_us", "p99_miss_us", "ratio_vs_1_thread", "miss_stats_from",
+               "overlap_fraction"], rows)
     threads = sorted({r[1] for r in rows})
     block = []
     for bql in sorted({r[0] for r in rows}):
-        by_t = {r[1]: r for r in rows if r[0] == bql}
+        by_t = {r[1]: r for r in rows if r[0] == bql and r[10] >= fig_cache.OVERLAP_MIN}
         block.append([f"bql={bql}"] + [by_t[t][5] if t in by_t else float("nan") for t in threads]
                      + [by_t[t][8] if t in by_t else float("nan") for t in threads])
     nt = len(threads)

@@ -82,12 +82,18 @@ class Point:
         return max(below) / 100.0 if below else 0.0
 
     def thread_hit_fractions(self):
-        raw = self.raw()
-        n = self.mio_int("samples")
-        if not raw or not n or len(raw) != n * self.threads:
+        """Each thread's hit fraction over its samples in the raw file."""
+        path = os.path.join(self.dir, "mio-dax-raw.csv")
+        if not os.path.exists(path):
             return []
-        return [sum(1 for v in raw[t * n:(t + 1) * n] if v < self.threshold) / n
-                for t in range(self.threads)]
+        per = {}
+        for r in tables.read_csv(path):
+            if r.get("thread") and r.get("ns_per_load"):
+                hits, n = per.get(int(r["thread"]), (0, 0))
+                per[int(r["thread"])] = (hits + (float(r["ns_per_load"]) < self.threshold), n + 1)
+        if sorted(per) != list(range(self.threads)):
+            return []
+        return [per[t][0] / per[t][1] for t in range(self.threads)]
 
     def miss_values(self):
         raw = self.raw()

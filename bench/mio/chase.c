@@ -109,8 +109,12 @@ ALWAYS_INLINE void sample_loop(struct mio_sampler *s, uint64_t *out,
     const uint64_t loads = s->loads;
     uint64_t *const starts = s->starts;
     uint64_t migrations = 0;
-    for (uint64_t k = 0; k < count; k++) {
+    const _Atomic int *const stop = s->stop;
+    uint64_t k;
+    for (k = 0; k < count; k++) {
         uint64_t t0, t1;
+        if (stop && atomic_load_explicit(stop, memory_order_relaxed))
+            break;
         uint32_t a0 = 0, a1 = 0;
         if (tmode == MIO_TM_RDTSCP) {
             t0 = mio_rdtscp_fenced(&a0);
@@ -140,6 +144,7 @@ ALWAYS_INLINE void sample_loop(struct mio_sampler *s, uint64_t *out,
     }
     s->p = p;
     s->migrations += migrations;
+    s->taken = k;
 }
 
 #define SAMPLE_CASE(tm, sm) \
@@ -169,7 +174,10 @@ void mio_sample_interleaved(struct mio_sampler *a, struct mio_sampler *b,
                             _Atomic uint64_t *progress)
 {
     uint64_t *const sa = a->starts, *const sb = b->starts;
-    for (uint64_t k = 0; k < count; k++) {
+    uint64_t k;
+    for (k = 0; k < count; k++) {
+        if (a->stop && atomic_load_explicit(a->stop, memory_order_relaxed))
+            break;
         a->starts = sa ? sa + k : NULL;
         b->starts = sb ? sb + k : NULL;
         if (k & 1) {
@@ -185,6 +193,7 @@ void mio_sample_interleaved(struct mio_sampler *a, struct mio_sampler *b,
     }
     a->starts = sa;
     b->starts = sb;
+    a->taken = b->taken = k;
 }
 
 static int cmp_u64(const void *a, const void *b)

@@ -48,6 +48,10 @@ struct mio_embed {
                                  * aligned; --baseline then only names it) */
     uint64_t baseline_len;      /* in: its length */
     int *tids;                  /* in: NULL or threads entries: worker tids */
+    uint64_t *taken;            /* in: NULL or threads entries; out: samples
+                                 * each thread took (the rest stay 0: all
+                                 * threads stop when the first has all its
+                                 * samples) */
     int clock_timer;            /* out: 1 = timer is CLOCK_MONOTONIC ns,
                                  * 0 = TSC ticks */
     double ns_per_tick;         /* out: timer unit in ns */
@@ -181,13 +185,16 @@ struct mio_sampler {
     uint64_t migrations;        /* samples whose start/stop CPU differed */
     uint64_t *starts;           /* NULL, or where mio_sample() stores each
                                  * sample's start timer value */
+    const _Atomic int *stop;    /* NULL, or: stop sampling once set */
+    uint64_t taken;             /* out: samples of the last mio_sample*() */
 };
 void mio_sampler_init(struct mio_sampler *s, void *start, uint64_t loads,
                       enum mio_tmode tmode, double store_ratio,
                       uint64_t seed);
 /* Untimed walk of n loads (warm-up), progress every 4096 loads. */
 void mio_walk(struct mio_sampler *s, uint64_t n, _Atomic uint64_t *progress);
-/* count timed samples into out[] (timer units). */
+/* count timed samples into out[] (timer units); fewer (s->taken) when
+ * s->stop is set meanwhile. */
 void mio_sample(struct mio_sampler *s, uint64_t *out, uint64_t count,
                 _Atomic uint64_t *progress);
 /* count samples on a and on b, interleaved: pair k times a then b for
@@ -245,7 +252,12 @@ struct mio_run_info {
     const struct mio_outputs *out;
     uint64_t wss_bytes;         /* effective: region * threads */
     uint64_t nodes;             /* per thread */
-    uint64_t samples_total;
+    uint64_t samples_total;     /* reported: inside the overlap window */
+    uint64_t samples_taken;     /* by all threads (all stop when the first
+                                 * has cfg->samples) */
+    double overlap_fraction;    /* share of those taken while every thread
+                                 * was sampling: T x the fewest one thread
+                                 * has in the overlap window / taken */
     double overhead_ns;         /* median empty sample */
     uint64_t sub_ticks;         /* subtracted per sample (0 unless asked) */
     int chain_ok;
@@ -267,9 +279,11 @@ void mio_print_summary(FILE *f, const struct mio_run_info *ri,
 int mio_write_summary_csv(const struct mio_run_info *ri,
                           const struct mio_stats *all,
                           const struct mio_thread_result *tr);
-/* samples: threads runs of n, in timer units; scale = ns per unit / I */
-int mio_write_raw(const char *path, const uint64_t *samples, size_t n,
-                  unsigned threads, uint64_t sub, double scale);
+/* samples in timer units: thread t's cnt[t] after thread t-1's; scale =
+ * ns per unit / I */
+int mio_write_raw(const char *path, const uint64_t *samples,
+                  const uint64_t *cnt, unsigned threads, uint64_t sub,
+                  double scale);
 int mio_write_table(const char *path, const char *what,
                     const uint64_t *sorted, size_t n, uint64_t sub,
                     double scale);

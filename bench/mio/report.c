@@ -63,7 +63,7 @@ void mio_print_summary(FILE *f, const struct mio_run_info *ri,
             "timer_overhead_ns=%.2f timer_resolution_ns=%.2f "
             "overhead_subtracted=%d "
             "cpu_migrations=%llu thp=%s wss_ratio=%g cache_bytes=%llu "
-            "elapsed_s=%.3f",
+            "elapsed_s=%.3f samples_taken=%llu overlap_fraction=%.4f",
             st->min, (unsigned long long)ri->samples_total, ri->target,
             ri->target_kind, (unsigned long long)ri->nodes,
             (unsigned long long)c->warmup_passes, c->store_ratio,
@@ -72,7 +72,8 @@ void mio_print_summary(FILE *f, const struct mio_run_info *ri,
             ri->tm->has_rdtscp, ri->overhead_ns, ri->tm->resolution_ns,
             c->subtract_overhead,
             (unsigned long long)ri->migrations, thp_name(c->thp),
-            c->wss_ratio, (unsigned long long)c->cache_bytes, ri->elapsed_s);
+            c->wss_ratio, (unsigned long long)c->cache_bytes, ri->elapsed_s,
+            (unsigned long long)ri->samples_taken, ri->overlap_fraction);
     if (c->baseline)            /* the other side of the interleaved pair */
         fprintf(f, " interleaved_with=%s",
                 strcmp(ri->prefix, "mio") ? c->target : c->baseline);
@@ -84,14 +85,15 @@ static const char csv_header[] =
     "tsc_ghz,timer,mean_ns,min_ns,p50_ns,p90_ns,p99_ns,p999_ns,p9999_ns,"
     "max_ns,chain_check,seed,store_ratio,warmup_passes,target,"
     "timer_overhead_ns,timer_resolution_ns,overhead_subtracted,wss_ratio,"
-    "cache_bytes,thp\n";
+    "cache_bytes,thp,overlap_fraction\n";
 
 static void csv_row(FILE *f, const char *scope, const struct mio_run_info *ri,
                     const struct mio_stats *st, int chain_ok)
 {
     const struct mio_config *c = ri->cfg;
     fprintf(f, "%s,%s,%u,%llu,%llu,%llu,%llu,%.4f,%s,%.2f,%.2f,%.2f,%.2f,"
-            "%.2f,%.2f,%.2f,%.2f,%s,%llu,%g,%llu,%s,%.2f,%.2f,%d,%g,%llu,%s\n",
+            "%.2f,%.2f,%.2f,%.2f,%s,%llu,%g,%llu,%s,%.2f,%.2f,%d,%g,%llu,%s,"
+            "%.4f\n",
             scope, pattern_name(c->pattern), c->threads,
             (unsigned long long)ri->wss_bytes, (unsigned long long)c->stride,
             (unsigned long long)st->n,
@@ -101,7 +103,8 @@ static void csv_row(FILE *f, const char *scope, const struct mio_run_info *ri,
             (unsigned long long)c->seed, c->store_ratio,
             (unsigned long long)c->warmup_passes, ri->target, ri->overhead_ns,
             ri->tm->resolution_ns, c->subtract_overhead, c->wss_ratio,
-            (unsigned long long)c->cache_bytes, thp_name(c->thp));
+            (unsigned long long)c->cache_bytes, thp_name(c->thp),
+            ri->overlap_fraction);
 }
 
 static FILE *open_out(const char *path, const char *mode)
@@ -142,23 +145,25 @@ int mio_write_summary_csv(const struct mio_run_info *ri,
     return close_out(f, path);
 }
 
-int mio_write_raw(const char *path, const uint64_t *samples, size_t n,
-                  unsigned threads, uint64_t sub, double scale)
+int mio_write_raw(const char *path, const uint64_t *samples,
+                  const uint64_t *cnt, unsigned threads, uint64_t sub,
+                  double scale)
 {
     FILE *f = open_out(path, "w");
     if (!f)
         return -1;
     static char buf[1 << 16];
     setvbuf(f, buf, _IOFBF, sizeof(buf));
-    /* one column: thread 0's samples in time order, then thread 1's ... */
-    fputs("ns_per_load\n", f);
-    size_t total = n * threads;
-    for (size_t i = 0; i < total; i++) {
-        uint64_t x = samples[i] > sub ? samples[i] - sub : 0;
-        fprintf(f, "%.3f\n", (double)x * scale);
+    /* thread 0's samples in time order, then thread 1's ... (with several
+     * threads, those of the overlap window only: cnt[t] of thread t) */
+    fputs("thread,ns_per_load\n", f);
+    for (unsigned t = 0; t < threads; t++) {
+        for (uint64_t i = 0; i < cnt[t]; i++, samples++) {
+            uint64_t x = *samples > sub ? *samples - sub : 0;
+            fprintf(f, "%u,%.3f\n", t, (double)x * scale);
+        }
     }
-    int rc = close_out(f, path);
-    return rc;
+    return close_out(f, path);
 }
 
 int mio_write_table(const char *path, const char *what,

@@ -6,7 +6,15 @@
  * thread: builds its chain (first touch by the owner), runs the warm-up
  * passes, checks its chain, then takes its samples.  Phases are separated
  * by barriers so no thread measures while another still builds or warms.
- * The main thread only waits and prints progress.
+ * The measured phase starts at a barrier and ends for every thread when the
+ * first one has all its samples (a thread left running alone would have the
+ * cache to itself: at WSS 1.5x, two threads' regions of 0.75x each fit).
+ * Only samples inside the overlap window (last thread's first sample start
+ * to first thread's last sample end) are reported; overlap_fraction is
+ * T x the fewest samples one thread has in it over the samples taken (1 =
+ * every thread sampled at the same rate through one window; a thread that
+ * was descheduled brings it down).  The main thread only waits and
+ * prints progress.
  *
  * --baseline: a second mapping gets the same regions and, per thread, the
  * same chain (same seed, so the same node order); every phase runs on both
@@ -72,6 +80,7 @@ struct shared {
     pthread_barrier_t bar;
     struct mio_progress *prog;
     _Atomic int failed;         /* build error or broken chain */
+    _Atomic int stop;           /* a thread has all its samples */
     uint64_t nodes;
     unsigned sides;             /* 1, or 2 with --baseline */
 };
@@ -81,8 +90,10 @@ struct shared {
 struct side {
     char *base;
     uint64_t *samples;
+    uint64_t *starts;           /* timer value at each sample's start */
     int chain_ok, build_ok;
     uint64_t visited, hash, migrations;
+    uint64_t taken;             /* samples taken (<= cfg->samples) */
 };
 
 struct worker {
@@ -158,8 +169,10 @@ static void *worker_main(void *arg)
         for (unsigned i = 0; i < S; i++)
             s[i].p = w->side[i].base;   /* warm-up passes end where they
                                          * began */
-        if (cfg->embed && cfg->embed->starts)
-            s[0].starts = cfg->embed->starts + (size_t)w->id * cfg->samples;
+        for (unsigned i = 0; i < S; i++) {
+            s[i].starts = w->side[i].starts;
+            s[i].stop = &sh->stop;
+        }
         if (S == 2)
             mio_sample_interleaved(&s[0], &s[1], w->side[0].samples,
                                    w->side[1].samples, cfg->samples,
@@ -167,8 +180,13 @@ static void *worker_main(void *arg)
         else
             mio_sample(&s[0], w->side[0].samples, cfg->samples,
                        &w->slot->done[MIO_PH_MEASURE]);
-        for (unsigned i = 0; i < S; i++)
+        /* the first thread done ends everyone's measured phase: all
+         * threads sample over the same window */
+        atomic_store(&sh->stop, 1);
+        for (unsigned i = 0; i < S; i++) {
             w->side[i].migrations = s[i].migrations;
+            w->side[i].taken = s[i].taken;
+        }
     }
     if (!cfg->pin)
         w->cpu = sched_getcpu();
@@ -177,53 +195,101 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* Statistics, summary line and files of one side.  samples: T runs of N
- * (sorted in place).  Returns MIO_EXIT_OK or MIO_EXIT_ERROR. */
+/* Statistics, summary line and files of one side.  samples: thread t's
+ * cnt[t] samples after thread t-1's (sorted in place).  Returns MIO_EXIT_OK or
+ * MIO_EXIT_ERROR. */
 static int report_side(struct mio_run_info *ri, uint64_t *samples,
-                       struct mio_thread_result *tr, struct mio_stats *all)
+                       const uint64_t *cnt, struct mio_thread_result *tr,
+                       struct mio_stats *all)
 {
     const struct mio_config *cfg = ri->cfg;
     const unsigned T = cfg->threads;
-    const uint64_t N = cfg->samples;
+    const uint64_t K = ri->samples_total;
     const struct mio_outputs *o = ri->out;
     double scale = ri->tm->ns_per_tick / (double)cfg->loads_per_sample;
     int rc = MIO_EXIT_OK;
 
-    if (o->raw && mio_write_raw(o->raw, samples, N, T, ri->sub_ticks, scale))
+    if (o->raw && mio_write_raw(o->raw, samples, cnt, T, ri->sub_ticks, scale))
         rc = MIO_EXIT_ERROR;
+    size_t off = 0;
     for (unsigned t = 0; t < T; t++) {
-        mio_sort_u64(samples + (size_t)t * N, N);
-        mio_stats_compute(samples + (size_t)t * N, N, ri->sub_ticks, scale,
+        mio_sort_u64(samples + off, cnt[t]);
+        mio_stats_compute(samples + off, cnt[t], ri->sub_ticks, scale,
                           &tr[t].st);
+        off += cnt[t];
     }
     const uint64_t *sorted = samples;
     uint64_t *merged = NULL;
     if (T > 1) {
-        merged = malloc(N * T * sizeof(*merged));
+        merged = malloc((K ? K : 1) * sizeof(*merged));
         if (!merged) {
             fprintf(stderr, "mio: out of memory merging samples\n");
             return MIO_EXIT_ERROR;
         }
-        memcpy(merged, samples, N * T * sizeof(*merged));
-        mio_sort_u64(merged, N * T);
+        memcpy(merged, samples, K * sizeof(*merged));
+        mio_sort_u64(merged, K);
         sorted = merged;
     }
-    mio_stats_compute(sorted, N * T, ri->sub_ticks, scale, all);
+    mio_stats_compute(sorted, K, ri->sub_ticks, scale, all);
     if (T > 1)
         for (unsigned t = 0; t < T; t++)
             mio_print_thread(stdout, ri, t, &tr[t]);
     mio_print_summary(stdout, ri, all);
     fflush(stdout);
-    if (o->hist && mio_write_table(o->hist, "hist", sorted, N * T,
+    if (o->hist && mio_write_table(o->hist, "hist", sorted, K,
                                    ri->sub_ticks, scale))
         rc = MIO_EXIT_ERROR;
-    if (o->cdf && mio_write_table(o->cdf, "cdf", sorted, N * T,
+    if (o->cdf && mio_write_table(o->cdf, "cdf", sorted, K,
                                   ri->sub_ticks, scale))
         rc = MIO_EXIT_ERROR;
     if (o->summary_csv && mio_write_summary_csv(ri, all, tr))
         rc = MIO_EXIT_ERROR;
     free(merged);
     return rc;
+}
+
+/* The overlap window: from the last thread's first sample start to the
+ * first thread's last sample end (over both sides).  taken[i*T+t]: samples
+ * side i of thread t took (at [(i*T+t)*N]).  Keeps the samples inside the
+ * window, compacted per side in thread order, their counts in cnt[i*T+t].
+ * Returns T times the smallest per-thread count of side 0: the samples of
+ * the window that have a partner from every other thread (a thread that
+ * was descheduled through the window has few). */
+static uint64_t keep_overlapped(uint64_t *samples, const uint64_t *starts,
+                                const uint64_t *taken, unsigned T,
+                                unsigned S, uint64_t N, uint64_t *cnt)
+{
+    uint64_t lo = 0, hi = UINT64_MAX;
+    for (unsigned t = 0; t < T; t++) {
+        uint64_t first = UINT64_MAX, last = 0;
+        for (unsigned i = 0; i < S; i++) {
+            size_t b = ((size_t)i * T + t) * N;
+            uint64_t n = taken[(size_t)i * T + t];
+            if (!n)
+                continue;
+            uint64_t end = starts[b + n - 1] + samples[b + n - 1];
+            first = starts[b] < first ? starts[b] : first;
+            last = end > last ? end : last;
+        }
+        lo = first > lo ? first : lo;
+        hi = last < hi ? last : hi;
+    }
+    uint64_t kept0_min = UINT64_MAX;
+    for (unsigned i = 0; i < S; i++) {
+        uint64_t *dst = samples + (size_t)i * T * N;
+        for (unsigned t = 0; t < T; t++) {
+            size_t b = ((size_t)i * T + t) * N;
+            uint64_t c = 0;
+            for (uint64_t k = 0; k < taken[(size_t)i * T + t]; k++)
+                if (starts[b + k] >= lo && starts[b + k] + samples[b + k] <= hi)
+                    dst[c++] = samples[b + k];
+            dst += c;
+            cnt[(size_t)i * T + t] = c;
+            if (i == 0 && c < kept0_min)
+                kept0_min = c;
+        }
+    }
+    return kept0_min * T;
 }
 
 int mio_run_chase(const struct mio_config *cfg)
@@ -286,18 +352,22 @@ int mio_run_chase(const struct mio_config *cfg)
     }
 
     uint64_t *samples = malloc(N * T * S * sizeof(*samples));
+    uint64_t *starts = malloc(N * T * S * sizeof(*starts));
+    uint64_t *cnt = calloc((size_t)T * S, sizeof(*cnt));
+    uint64_t *taken = calloc((size_t)T * S, sizeof(*taken));
     struct worker *ws = calloc(T, sizeof(*ws));
     struct mio_thread_result *tr = calloc((size_t)T * S, sizeof(*tr));
     struct shared sh = { .cfg = cfg, .tm = &tm, .nodes = n, .sides = S };
     atomic_init(&sh.failed, 0);
     sh.prog = mio_progress_new(T, cfg->quiet ? 0 : cfg->progress_s);
-    if (!samples || !ws || !tr || !sh.prog) {
+    if (!samples || !starts || !cnt || !taken || !ws || !tr || !sh.prog) {
         fprintf(stderr, "mio: out of memory for %llu samples\n",
                 (unsigned long long)(N * T * S));
         goto out;
     }
     /* fault the sample buffers in now, not inside the timed loop */
     memset(samples, 0, N * T * S * sizeof(*samples));
+    memset(starts, 0, N * T * S * sizeof(*starts));
     mio_progress_set_total(sh.prog, MIO_PH_BUILD, n * T * S, "nodes");
     mio_progress_set_total(sh.prog, MIO_PH_WARMUP,
                            cfg->warmup_passes * n * T * S, "loads");
@@ -312,6 +382,7 @@ int mio_run_chase(const struct mio_config *cfg)
         for (unsigned i = 0; i < S; i++) {
             ws[t].side[i].base = tgt[i].map + (uint64_t)t * region;
             ws[t].side[i].samples = samples + ((size_t)i * T + t) * N;
+            ws[t].side[i].starts = starts + ((size_t)i * T + t) * N;
         }
         ws[t].slot = mio_progress_slot(sh.prog, t);
         int e = pthread_create(&ws[t].th, NULL, worker_main, &ws[t]);
@@ -336,6 +407,7 @@ int mio_run_chase(const struct mio_config *cfg)
             .target_kind = mio_target_kind_name(tgt[i].kind),
             .out = i ? &cfg->baseline_out : &cfg->out,
             .wss_bytes = region * T, .nodes = n, .samples_total = N * T,
+            .samples_taken = N * T, .overlap_fraction = 1,
             .overhead_ns = (double)overhead * tm.ns_per_tick,
             .sub_ticks = cfg->subtract_overhead ? overhead : 0,
             .chain_ok = !atomic_load(&sh.failed),
@@ -350,6 +422,7 @@ int mio_run_chase(const struct mio_config *cfg)
             r->chain_ok = d->chain_ok;
             r->chain_hash = d->hash;
             r->visited = d->visited;
+            taken[(size_t)i * T + t] = d->taken;
         }
         ri[i].chain_hash = h;
     }
@@ -381,11 +454,26 @@ int mio_run_chase(const struct mio_config *cfg)
         cfg->embed->ns_per_tick = tm.ns_per_tick;
         if (cfg->embed->samples)
             memcpy(cfg->embed->samples, samples, N * T * sizeof(*samples));
+        if (cfg->embed->starts)
+            memcpy(cfg->embed->starts, starts, N * T * sizeof(*starts));
+        if (cfg->embed->taken)
+            memcpy(cfg->embed->taken, taken, T * sizeof(*taken));
     }
+    uint64_t paired = keep_overlapped(samples, starts, taken, T, S, N, cnt);
+    uint64_t taken0 = 0;
+    for (unsigned t = 0; t < T; t++)
+        taken0 += taken[t];
     for (unsigned i = 0; i < S; i++) {
+        uint64_t k = 0;
+        for (unsigned t = 0; t < T; t++)
+            k += cnt[(size_t)i * T + t];
+        ri[i].samples_total = k;
+        ri[i].samples_taken = taken0;
+        ri[i].overlap_fraction = taken0 ? (double)paired / (double)taken0 : 0;
         ri[i].elapsed_s = mio_now_s() - t_start;
         int r = report_side(&ri[i], samples + (size_t)i * T * N,
-                            tr + (size_t)i * T, &all[i]);
+                            cnt + (size_t)i * T, tr + (size_t)i * T,
+                            &all[i]);
         if (r != MIO_EXIT_OK)
             rc = r;
     }
@@ -394,7 +482,7 @@ int mio_run_chase(const struct mio_config *cfg)
         printf("mio-interleave: order=abba pairs=%llu target_p50_ns=%.2f "
                "baseline_p50_ns=%.2f ratio_p50=%.4f target_mean_ns=%.2f "
                "baseline_mean_ns=%.2f ratio_mean=%.4f\n",
-               (unsigned long long)(N * T), all[0].p50, all[1].p50,
+               (unsigned long long)ri[1].samples_total, all[0].p50, all[1].p50,
                all[1].p50 > 0 ? all[0].p50 / all[1].p50 : 0.0, all[0].mean,
                all[1].mean, all[1].mean > 0 ? all[0].mean / all[1].mean
                                             : 0.0);
@@ -402,6 +490,9 @@ int mio_run_chase(const struct mio_config *cfg)
     }
 out:
     free(samples);
+    free(starts);
+    free(cnt);
+    free(taken);
     free(ws);
     free(tr);
     mio_progress_free(sh.prog);

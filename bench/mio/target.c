@@ -90,7 +90,9 @@ static int is_devdax(const char *path, const struct stat *st)
     if (n > 0) {
         link[n] = 0;
         const char *b = strrchr(link, '/');
-        if (b && !strcmp(b + 1, "dax"))
+        /* cxlssd: the kernel module's /dev/cxlssdN (hw/cxl-ssd/kmod),
+         * which has the same size/align attributes */
+        if (b && (!strcmp(b + 1, "dax") || !strcmp(b + 1, "cxlssd")))
             return 1;
     }
     const char *base = strrchr(path, '/');

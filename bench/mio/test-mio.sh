@@ -57,9 +57,9 @@ ok $rc "seq stride 64 runs (exit 0)"
 [ "$(kv seq samples)" = 5000 ] && [ "$(kv seq samples_total)" = 5000 ]; ok $? "seq sample count as requested"
 monotonic seq; ok $? "seq percentiles monotonic"
 t=$(kv seq timer); { [ "$t" = tsc ] || [ "$t" = clock ]; }; ok $? "timer reported ($t, tsc_ghz=$(kv seq tsc_ghz))"
-[ "$(head -1 "$tmp/seq.raw")" = ns_per_load ] && [ "$(wc -l <"$tmp/seq.raw")" -eq 5001 ] &&
-    tail -n +2 "$tmp/seq.raw" | awk '!/^[0-9]+(\.[0-9]+)?$/ { exit 1 }'
-ok $? "raw file: header + 5000 numeric lines"
+[ "$(head -1 "$tmp/seq.raw")" = thread,ns_per_load ] && [ "$(wc -l <"$tmp/seq.raw")" -eq 5001 ] &&
+    tail -n +2 "$tmp/seq.raw" | awk '!/^0,[0-9]+(\.[0-9]+)?$/ { exit 1 }'
+ok $? "raw file: header + 5000 lines of thread 0 and a number"
 head -1 "$tmp/seq.hist" | grep -q '^latency_ns_lower,latency_ns_upper,count' &&
     [ "$(awk -F, 'NR > 1 { s += $3 } END { print s }' "$tmp/seq.hist")" = 5000 ]
 ok $? "histogram: header with units, counts sum to 5000"
@@ -81,8 +81,22 @@ ok $rc "rand stride 4096 threads 2 runs"
 [ "$(kv rand2 chain_check)" = ok ] && [ "$(kv rand2 threads)" = 2 ]; ok $? "rand threads 2 chain check ok"
 [ "$(grep -c '^mio-thread: ' "$tmp/rand2.out")" -eq 2 ] &&
     [ "$(grep -c 'chain_check=ok' "$tmp/rand2.out")" -eq 3 ]; ok $? "per-thread lines, each chain ok"
-[ "$(kv rand2 samples_total)" = 6000 ] && [ "$(wc -l <"$tmp/rand2.raw")" -eq 6001 ]; ok $? "2 x 3000 samples"
-monotonic rand2 && monotonic rand2 mio-thread:; ok $? "merged and per-thread percentiles monotonic"
+# Both threads stop when the first has its 3000; only the overlap window's
+# samples are reported (the per-thread lines' counts add up to them).
+k=$(kv rand2 samples_total) taken=$(kv rand2 samples_taken) of=$(kv rand2 overlap_fraction)
+per=$(awk '$1 == "mio-thread:" { for (i = 2; i <= NF; i++) if ($i ~ /^samples=/) { split($i, a, "="); s += a[2] } }
+           END { print s + 0 }' "$tmp/rand2.out")
+[ -n "$k" ] && [ "$taken" -ge 3000 ] && [ "$taken" -le 6000 ] && [ "$k" -le "$taken" ] &&
+    [ "$per" = "$k" ] && [ "$(wc -l <"$tmp/rand2.raw")" -eq $((k + 1)) ] &&
+    awk -v f="$of" -v k="$k" -v t="$taken" 'BEGIN { exit !(f >= 0 && f <= k / t + 1e-4) }'
+ok $? "2 threads: $k of $taken samples in the overlap window (overlap_fraction=$of), raw and per-thread counts agree"
+# The raw file's thread column: thread 0's rows, then thread 1's, as many
+# as the per-thread lines report.
+raw_counts=$(awk -F, 'NR > 1 { if ($1 < last) bad = 1; last = $1; n[$1]++ }
+                      END { if (bad) print "unordered"; else print n[0] + 0, n[1] + 0 }' "$tmp/rand2.raw")
+line_counts=$(awk '$1 == "mio-thread:" { for (i = 2; i <= NF; i++) if ($i ~ /^samples=/) { split($i, a, "="); printf "%s%s", sep, a[2]; sep = " " } }' "$tmp/rand2.out")
+[ "$raw_counts" = "$line_counts" ]; ok $? "raw file's thread column matches the per-thread counts ($raw_counts)"
+[ "$k" -eq 0 ] || monotonic rand2; ok $? "merged percentiles monotonic"
 [ "$(kv rand2 nodes_per_thread)" = 1024 ]; ok $? "threads get disjoint halves (1024 nodes of 4 KiB each)"
 grep -q '^thread1,' "$tmp/rand2.csv"; ok $? "summary csv has per-thread rows"
 
@@ -145,7 +159,7 @@ ok $? "baseline chain identical to the target's ($(kv ilv chain_hash mio-baselin
     [ "$(wc -l <"$tmp/ilv-t.raw")" -eq 401 ] && [ "$(wc -l <"$tmp/ilv-b.raw")" -eq 401 ]
 ok $? "target and baseline: 400 samples each"
 [ -s "$tmp/ilv-b.cdf" ] && [ -s "$tmp/ilv-b.hist" ] && [ "$(head -1 "$tmp/ilv-b.csv")" = "$(head -1 "$tmp/ilv-t.csv")" ] &&
-    grep -q '^all,rand,1,2097152,64,400,50,.*,anon,.*,never$' "$tmp/ilv-b.csv" &&
+    grep -q '^all,rand,1,2097152,64,400,50,.*,anon,.*,never,1.0000$' "$tmp/ilv-b.csv" &&
     [ "$(head -1 "$tmp/ilv-b.cdf")" = percentile,latency_ns ] &&
     [ "$(awk -F, 'NR > 1 { s += $3 } END { print s }' "$tmp/ilv-b.hist")" = 400 ]
 ok $? "baseline files: same schema as the target's"

@@ -355,18 +355,18 @@ int native_breakdown(const struct native_bd_input *in, const char *dir,
         }
         const uint64_t *st = in->starts + (size_t)t * in->samples;
         const uint64_t *du = in->durations + (size_t)t * in->samples;
-        if (!in->samples) {
+        const uint64_t n = in->taken ? in->taken[t] : in->samples;
+        if (!n) {
             continue;
         }
         uint64_t first = native_to_mono(&in->clk, st[0]);
-        uint64_t last = native_to_mono(&in->clk, st[in->samples - 1] +
-                                       du[in->samples - 1]);
+        uint64_t last = native_to_mono(&in->clk, st[n - 1] + du[n - 1]);
         for (uint64_t r = r0; r < r1; r++) {
             out->records_in_window += recs[r].v[R_FAULT] >= first &&
                                       recs[r].v[R_FAULT] <= last;
         }
         uint64_t r = r0;
-        for (uint64_t k = 0; k < in->samples; k++) {
+        for (uint64_t k = 0; k < n; k++) {
             uint64_t start = native_to_mono(&in->clk, st[k]);
             uint64_t end = native_to_mono(&in->clk, st[k] + du[k]);
             while (r < r1 && recs[r].v[R_FAULT] < start) {

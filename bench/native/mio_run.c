@@ -110,7 +110,8 @@ int native_run_mio(const struct native_opts *o, char *map, uint64_t len,
         res->starts = calloc(n, sizeof(uint64_t));
         res->durations = calloc(n, sizeof(uint64_t));
         res->tids = calloc(cfg.threads, sizeof(int));
-        if (!res->starts || !res->durations || !res->tids) {
+        res->taken = calloc(cfg.threads, sizeof(uint64_t));
+        if (!res->starts || !res->durations || !res->tids || !res->taken) {
             fprintf(stderr, "cxlssd-native: out of memory for samples\n");
             mio_free_config(&cfg);
             return -1;
@@ -118,6 +119,7 @@ int native_run_mio(const struct native_opts *o, char *map, uint64_t len,
         emb.starts = res->starts;
         emb.samples = res->durations;
         emb.tids = res->tids;
+        emb.taken = res->taken;
     }
     cfg.embed = &emb;
 
@@ -175,4 +177,5 @@ void native_mio_run_free(struct native_mio_run *r)
     free(r->starts);
     free(r->durations);
     free(r->tids);
+    free(r->taken);
 }

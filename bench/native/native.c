@@ -86,6 +86,7 @@ static bool breakdown(const struct native_opts *o, const char *recpath,
             .records_csv = recpath,
             .threads = (unsigned)dax->threads,
             .samples = dax->samples,
+            .taken = dax->taken,
             .starts = dax->starts,
             .durations = dax->durations,
             .tids = dax->tids,
@@ -140,7 +141,9 @@ int main(int argc, char **argv)
      * when MIO builds the chains, before the timed phase. */
     uint64_t size = o.mc.device_size;
     int fd, plain_fd = -1;
-    char *region = map_memfd("cxlssd-native", size, true, &fd);
+    /* --media: the file holds the data, the memfd only cached pages */
+    bool media = o.mc.media_path && *o.mc.media_path;
+    char *region = map_memfd("cxlssd-native", size, !media, &fd);
     char *plain = NULL;
     if (!region || (o.ram_baseline &&
                     !(plain = map_memfd("cxlssd-native-baseline", size,
@@ -164,6 +167,8 @@ int main(int argc, char **argv)
         .record_path = recpath,
         .mode_name = sigbus ? "uffd-sigbus" : "uffd",
         .accel_name = "native",
+        .media_path = media ? o.mc.media_path : NULL,
+        .media_memfd = fd,
     };
     struct cxlssd_trap *trap = cxlssd_trap_new(model, region, size, &tc, NULL,
                                                err, sizeof(err));

@@ -34,7 +34,8 @@ uint64_t native_ticks_to_ns(const struct native_clock *c, uint64_t ticks);
 struct native_bd_input {
     const char *records_csv;    /* the trap's per-miss CSV */
     unsigned threads;
-    uint64_t samples;           /* per thread */
+    uint64_t samples;           /* per thread: the stride of the arrays */
+    const uint64_t *taken;      /* threads: samples thread t took */
     const uint64_t *starts;     /* threads*samples timer values */
     const uint64_t *durations;  /* threads*samples timer units */
     const int *tids;            /* threads */
@@ -90,6 +91,8 @@ struct native_mio_run {
     uint64_t samples, threads, loads;
     bool verify;
     uint64_t *starts, *durations;
+    uint64_t *taken;            /* per thread (MIO stops all threads when
+                                 * the first has its samples) */
     int *tids;
     struct native_clock clk;
     double elapsed_s;

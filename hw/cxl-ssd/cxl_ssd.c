@@ -57,6 +57,12 @@ static int cxl_ssd_media_fd(CXLSSDState *s, MemoryRegion *vmr,
     return fd;
 }
 
+/* The error line came through the trap's error hook. */
+static void cxl_ssd_media_error(void *opaque, uint64_t page, int err)
+{
+    trace_cxl_ssd_media_writeback_error(page, err);
+}
+
 static bool cxl_ssd_start_uffd(CXLSSDState *s, MemoryRegion *vmr,
                                Error **errp)
 {
@@ -82,9 +88,15 @@ static bool cxl_ssd_start_uffd(CXLSSDState *s, MemoryRegion *vmr,
     if (fd < 0) {
         return false;
     }
-    /* Every page must be in the page cache before MINOR faults can fire;
-     * doing it here keeps the cost off the vCPU thread at commit. */
-    if (fallocate(fd, 0, fd_offset, s->media_size)) {
+    if (s->cfg.media_path && *s->cfg.media_path) {
+        /* The file holds the data; the memfd only the cached pages. */
+        tcfg.media_path = s->cfg.media_path;
+        tcfg.media_memfd = fd;
+        tcfg.media_memfd_offset = fd_offset;
+    } else if (fallocate(fd, 0, fd_offset, s->media_size)) {
+        /* Every page must be in the page cache before MINOR faults can
+         * fire; doing it here keeps the cost off the vCPU thread at
+         * commit. */
         error_setg_errno(errp, errno, "volatile-memdev: cannot allocate "
                          "%" PRIu64 " bytes", s->media_size);
         return false;
@@ -98,6 +110,7 @@ static bool cxl_ssd_start_uffd(CXLSSDState *s, MemoryRegion *vmr,
     s->media = media;
 
     cxl_ssd_hooks_fill(s, &hooks);
+    hooks.media_error = cxl_ssd_media_error;
     s->trap = cxlssd_trap_new(s->model, s->media, s->media_size, &tcfg,
                               &hooks, err, sizeof(err));
     if (!s->trap) {
@@ -145,6 +158,7 @@ static void cxl_ssd_exit_notify(Notifier *n, void *data)
         s->trap = NULL;     /* media stays mapped until the process ends */
     }
     cxl_ssd_mmio_close_records(s);
+    cxl_ssd_mmio_media_close(s);
 }
 
 static void cxl_ssd_realize(PCIDevice *pci_dev, Error **errp)
@@ -242,6 +256,7 @@ static void cxl_ssd_reset_hold(Object *obj, ResetType type)
     if (s->trap) {
         cxlssd_trap_reset(s->trap);
     } else if (s->model) {
+        cxl_ssd_mmio_media_flush(s, true);
         cxlssd_model_reset_residency(s->model);
     }
     trace_cxl_ssd_reset();

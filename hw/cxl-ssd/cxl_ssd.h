@@ -84,6 +84,10 @@ void cxl_ssd_window_unmap(CXLSSDState *s);
 bool cxl_ssd_mmio_init(CXLSSDState *s, Error **errp);
 void cxl_ssd_mmio_free(CXLSSDState *s);
 void cxl_ssd_mmio_close_records(CXLSSDState *s);
+/* media=PATH: write dirty cached pages back (@drop: and drop them from the
+ * memfd, at reset); close: flush, save the FTL state, mark the file clean */
+void cxl_ssd_mmio_media_flush(CXLSSDState *s, bool drop);
+void cxl_ssd_mmio_media_close(CXLSSDState *s);
 void cxl_ssd_mmio_init_overlay(CXLSSDState *s, uint64_t dpa, uint64_t size);
 /* BQL wait (re-acquiring it after a NAND wait, bql=off) and records */
 void cxl_ssd_mmio_get_stats(CXLSSDState *s, uint64_t *bql_wait_ns,

@@ -14,6 +14,13 @@
  * in uffd mode.  Prefetched pages have no mapping to install: they become
  * resident when their deadline has passed, checked on every access.
  *
+ * media=PATH (model/media.h): the memfd holds only resident pages, as in
+ * uffd mode: a fill reads the page from the file into the memfd before the
+ * NAND wait, an evicted page is written back if dirty (every write
+ * reaches the model here: the dirty state is exact) and punched out of the
+ * memfd.  Decisions, evictions and the data access all run under the BQL
+ * (only waits drop it), so no access reads a page being punched.
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
@@ -21,8 +28,13 @@
 #include "qemu/main-loop.h"
 #include "qemu/thread.h"
 #include "qapi/error.h"
+#include "qemu/error-report.h"
+#include "exec/ramblock.h"
+#include "system/hostmem.h"
+#include "model/media.h"
 #include "model/miss_service.h"
 #include "model/record_writer.h"
+#include "trace.h"
 #include "model/wait.h"
 #include "cxl_ssd.h"
 
@@ -32,7 +44,107 @@ struct CXLSSDMmio {
     struct cxlssd_miss_service *service;
     uint64_t bql_wait_ns;           /* qatomic: re-taking the BQL after a
                                      * wait (bql=off) */
+    struct cxlssd_media *media;     /* media=PATH, else NULL */
+    int memfd;
+    uint64_t memfd_off;
+    uint64_t media_failures;
 };
+
+static uint64_t cxl_ssd_mmio_memfd_off(CXLSSDState *s, uint64_t page)
+{
+    return s->mmio->memfd_off + page * s->cfg.page_size;
+}
+
+static void cxl_ssd_mmio_fill(void *opaque, uint64_t page)
+{
+    CXLSSDState *s = opaque;
+    int r = cxlssd_media_fill(s->mmio->media, page, s->mmio->memfd,
+                              cxl_ssd_mmio_memfd_off(s, page));
+
+    if (r < 0) {
+        error_report("cxl-ssd: media=%s: cannot fill page %" PRIu64 ": %s",
+                     s->cfg.media_path, page, strerror(-r));
+    }
+}
+
+/* Write @page back if needed and drop it from the memfd; false if the
+ * writeback failed (it stays). */
+static bool cxl_ssd_mmio_media_evict(CXLSSDState *s, uint64_t page,
+                                     bool dirty)
+{
+    CXLSSDMmio *m = s->mmio;
+    int r;
+
+    if (dirty || cxlssd_page_dirty(s->model, page) ||
+        cxlssd_media_stuck(m->media, page)) {
+        r = cxlssd_media_writeback(m->media, page, m->memfd,
+                                   cxl_ssd_mmio_memfd_off(s, page));
+        if (r < 0) {
+            m->media_failures++;
+            if (!(m->media_failures & (m->media_failures - 1))) {
+                error_report("cxl-ssd: media=%s: writeback of page %" PRIu64
+                             " failed: %s; the page stays in host memory "
+                             "(%" PRIu64 " failed writebacks so far)",
+                             s->cfg.media_path, page, strerror(-r),
+                             m->media_failures);
+            }
+            trace_cxl_ssd_media_writeback_error(page, -r);
+            return false;
+        }
+    }
+    if (fallocate(m->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                  cxl_ssd_mmio_memfd_off(s, page), s->cfg.page_size) < 0) {
+        error_report("cxl-ssd: media: cannot drop page %" PRIu64 ": %s",
+                     page, strerror(errno));
+    }
+    return true;
+}
+
+static void cxl_ssd_mmio_evict(void *opaque, const struct cxlssd_victim *v,
+                               uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        cxl_ssd_mmio_media_evict(opaque, v[i].page, v[i].dirty);
+    }
+}
+
+void cxl_ssd_mmio_media_flush(CXLSSDState *s, bool drop)
+{
+    CXLSSDMmio *m = s->mmio;
+    uint64_t pages = cxlssd_model_pages(s->model), p;
+
+    if (!m || !m->media) {
+        return;
+    }
+    cxlssd_complete_all_prefetches(m->service);
+    for (p = 0; p < pages; p++) {
+        if (cxlssd_page_state(s->model, p) == CXLSSD_NOT_CACHED) {
+            continue;
+        }
+        if (drop) {
+            cxl_ssd_mmio_media_evict(s, p, false);
+        } else if (cxlssd_page_dirty(s->model, p) ||
+                   cxlssd_media_stuck(m->media, p)) {
+            cxlssd_media_writeback(m->media, p, m->memfd,
+                                   cxl_ssd_mmio_memfd_off(s, p));
+        }
+    }
+}
+
+void cxl_ssd_mmio_media_close(CXLSSDState *s)
+{
+    CXLSSDMmio *m = s->mmio;
+    char err[256];
+
+    if (!m || !m->media) {
+        return;
+    }
+    cxl_ssd_mmio_media_flush(s, false);
+    if (cxlssd_media_close(m->media, true, err, sizeof(err)) < 0) {
+        error_report("cxl-ssd: %s", err);
+    }
+    m->media = NULL;
+}
 
 /*
  * The substrate of the miss service for mmio: nothing to map or unmap (a
@@ -78,6 +190,27 @@ bool cxl_ssd_mmio_init(CXLSSDState *s, Error **errp)
     char err[256];
 
     s->mmio = m;
+    if (s->cfg.media_path && *s->cfg.media_path) {
+        MemoryRegion *vmr =
+            host_memory_backend_get_memory(CXL_TYPE3(s)->hostvmem);
+
+        m->memfd = memory_region_get_fd(vmr);
+        if (m->memfd < 0 || !qemu_ram_is_shared(vmr->ram_block)) {
+            error_setg(errp, "media: needs a shared, fd-backed memory "
+                       "backend (memory-backend-memfd,share=on)");
+            return false;
+        }
+        m->memfd_off = vmr->ram_block->fd_offset;
+        m->media = cxlssd_media_open(s->cfg.media_path, s->model,
+                                     s->cfg.media_page_cache, err,
+                                     sizeof(err));
+        if (!m->media) {
+            error_setg(errp, "%s", err);
+            return false;
+        }
+        cfg.substrate.fill = cxl_ssd_mmio_fill;
+        cfg.substrate.evict = cxl_ssd_mmio_evict;
+    }
     if (s->cfg.record_path && *s->cfg.record_path) {
         m->records = cxlssd_record_writer_new(s->cfg.record_path,
                                               s->cfg.record_ring, "mmio",
@@ -106,6 +239,7 @@ void cxl_ssd_mmio_free(CXLSSDState *s)
     if (!m) {
         return;
     }
+    cxl_ssd_mmio_media_close(s);
     cxlssd_miss_service_free(m->service);
     cxlssd_record_writer_free(m->records);
     g_free(m);

@@ -102,10 +102,16 @@ void cxl_ssd_props_class_init(ObjectClass *oc)
     }
 }
 
+static bool cxl_ssd_has_media(CXLSSDState *s)
+{
+    return s->cfg.media_path && *s->cfg.media_path;
+}
+
 bool cxl_ssd_check_options(CXLSSDState *s, uint64_t device_size,
                            Error **errp)
 {
     char err[256];
+    uint64_t cache;
     long phys_pages = sysconf(_SC_PHYS_PAGES);
     uint64_t host_ram = phys_pages > 0 ?
         (uint64_t)phys_pages * qemu_real_host_page_size() : 0;
@@ -137,14 +143,22 @@ bool cxl_ssd_check_options(CXLSSDState *s, uint64_t device_size,
         error_setg(errp, "%s", err);
         return false;
     }
-    /* uffd mode keeps every media page in the page cache (fallocate at
-     * realize): a memdev larger than the host's RAM would end in the OOM
-     * killer, not in an error. */
-    if (s->cfg.mode == CXLSSD_MODE_UFFD && host_ram && device_size > host_ram) {
+    /* The cache is host memory whatever holds the rest. */
+    cache = cxlssd_config_cache_frames(&s->cfg) * s->cfg.page_size;
+    if (host_ram && cache > host_ram) {
+        error_setg(errp, "cache-size: %" PRIu64 " bytes exceeds this host's "
+                   "RAM (%" PRIu64 " bytes)", cache, host_ram);
+        return false;
+    }
+    /* Without media, uffd mode keeps every media page in the page cache
+     * (fallocate at realize): a memdev larger than the host's RAM would
+     * end in the OOM killer, not in an error. */
+    if (s->cfg.mode == CXLSSD_MODE_UFFD && !cxl_ssd_has_media(s) &&
+        host_ram && device_size > host_ram) {
         error_setg(errp, "volatile-memdev: size %" PRIu64 " exceeds this "
                    "host's RAM (%" PRIu64 " bytes); mode=uffd keeps the "
-                   "whole media in the memory backend's page cache",
-                   device_size, host_ram);
+                   "whole media in the memory backend's page cache unless "
+                   "media=PATH puts it in a file", device_size, host_ram);
         return false;
     }
     return true;

@@ -2,8 +2,11 @@
  * Page-mapped FTL (see ftl.h).
  *
  * Layout and rules:
- *  - l2p[lpn] -> ppa (UINT32_MAX = never written), p2l[ppa] -> lpn
- *    (UINT32_MAX = free or stale), per block a valid-page count and a state
+ *  - l2p[lpn] -> ppa (never written: none), p2l[ppa] -> lpn (free or
+ *    stale: none), both stored + 1 so that none is 0: the arrays come
+ *    zeroed from calloc, and the pages of a large device's map that no
+ *    write reaches are never touched, so they cost no memory (metadata
+ *    grows with the pages written, not with capacity); per block a valid-page count and a state
  *    (FREE / OPEN / CLOSED), per LUN a stack of free blocks and one open
  *    block that receives both host writes and GC copies.
  *  - Host writes go round-robin over the LUN index, which is
@@ -44,8 +47,8 @@ enum { BLK_FREE = 0, BLK_OPEN = 1, BLK_CLOSED = 2 };
 struct ftl_lun {
     uint32_t open_block;    /* FTL_NONE when no block is open */
     uint32_t write_ptr;     /* next page in the open block */
-    uint32_t nfree;         /* entries in the free stack */
-    uint32_t *free_stack;   /* points into ftl->free_stacks */
+    uint32_t nfree;         /* entries in the free stack, which is
+                             * free_stacks[lun * blocks_per_lun ...] */
 };
 
 struct ftl {
@@ -62,15 +65,32 @@ struct ftl {
     bool precondition;
     uint32_t cursor;        /* next LUN for host writes */
 
-    uint32_t *l2p;          /* [logical_pages] */
-    uint32_t *p2l;          /* [physical_pages] */
+    uint32_t *l2p;          /* [logical_pages], ppa + 1 */
+    uint32_t *p2l;          /* [physical_pages], lpn + 1 */
     uint32_t *valid;        /* [luns * blocks_per_lun] */
     uint8_t *state;         /* [luns * blocks_per_lun] */
     uint32_t *free_stacks;  /* [luns * blocks_per_lun] */
     struct ftl_lun *lun;    /* [luns] */
 
     struct ftl_stats st;
+    struct ftl_saved saved; /* ftl_state_regions() / ftl_state_loaded() */
 };
+
+/* The maps store their value + 1, so that none (FTL_NONE) is 0. */
+static inline uint32_t l2p_get(const struct ftl *f, uint64_t lpn)
+{
+    return f->l2p[lpn] - 1u;
+}
+
+static inline uint32_t p2l_get(const struct ftl *f, uint64_t ppa)
+{
+    return f->p2l[ppa] - 1u;
+}
+
+static inline uint32_t *free_stack(struct ftl *f, uint32_t lun)
+{
+    return f->free_stacks + (uint64_t)lun * f->blocks_per_lun;
+}
 
 static uint64_t div_ceil(uint64_t a, uint64_t b)
 {
@@ -164,8 +184,8 @@ struct ftl *ftl_new(const struct cxlssd_config *cfg, char *err, size_t errlen)
     f->precondition = cfg->precondition;
     f->nand = nand_new(cfg, (uint32_t)bpl);
     uint64_t nblocks = luns * bpl;
-    f->l2p = malloc(lpages * sizeof(*f->l2p));
-    f->p2l = malloc(ppages * sizeof(*f->p2l));
+    f->l2p = calloc(lpages, sizeof(*f->l2p));
+    f->p2l = calloc(ppages, sizeof(*f->p2l));
     f->valid = calloc(nblocks, sizeof(*f->valid));
     f->state = calloc(nblocks, sizeof(*f->state));
     f->free_stacks = malloc(nblocks * sizeof(*f->free_stacks));
@@ -178,15 +198,13 @@ struct ftl *ftl_new(const struct cxlssd_config *cfg, char *err, size_t errlen)
         ftl_free(f);
         return NULL;
     }
-    memset(f->l2p, 0xff, lpages * sizeof(*f->l2p));
-    memset(f->p2l, 0xff, ppages * sizeof(*f->p2l));
     for (uint32_t l = 0; l < f->luns; l++) {
         struct ftl_lun *L = &f->lun[l];
         L->open_block = FTL_NONE;
-        L->free_stack = f->free_stacks + (uint64_t)l * bpl;
+        uint32_t *stack = free_stack(f, l);
         /* Pop order: block 0 first. */
         for (uint32_t b = 0; b < bpl; b++) {
-            L->free_stack[b] = (uint32_t)bpl - 1 - b;
+            stack[b] = (uint32_t)bpl - 1 - b;
         }
         L->nfree = (uint32_t)bpl;
     }
@@ -224,7 +242,7 @@ static cxlssd_ppa lun_alloc(struct ftl *f, uint32_t lun, bool gc)
         if (L->nfree == 0 || (!gc && L->nfree <= 1)) {
             return FTL_NONE;
         }
-        L->open_block = L->free_stack[--L->nfree];
+        L->open_block = free_stack(f, lun)[--L->nfree];
         L->write_ptr = 0;
         f->state[blk_index(f, lun, L->open_block)] = BLK_OPEN;
     }
@@ -238,14 +256,14 @@ static cxlssd_ppa lun_alloc(struct ftl *f, uint32_t lun, bool gc)
 
 static void invalidate(struct ftl *f, cxlssd_ppa ppa)
 {
-    f->p2l[ppa] = FTL_NONE;
+    f->p2l[ppa] = 0;
     f->valid[ppa / f->pages_per_block]--;   /* block index = ppa / ppb */
 }
 
 static void map(struct ftl *f, uint32_t lpn, cxlssd_ppa ppa)
 {
-    f->l2p[lpn] = ppa;
-    f->p2l[ppa] = lpn;
+    f->l2p[lpn] = ppa + 1;
+    f->p2l[ppa] = lpn + 1;
     f->valid[ppa / f->pages_per_block]++;
 }
 
@@ -278,7 +296,7 @@ static void gc_lun(struct ftl *f, uint32_t lun, uint64_t now)
         }
         cxlssd_ppa first = nand_ppa(f->nand, lun, victim, 0);
         for (uint32_t p = 0; p < ppb && f->valid[base + victim] > 0; p++) {
-            uint32_t lpn = f->p2l[first + p];
+            uint32_t lpn = p2l_get(f, first + p);
             if (lpn == FTL_NONE) {
                 continue;
             }
@@ -293,7 +311,7 @@ static void gc_lun(struct ftl *f, uint32_t lun, uint64_t now)
         }
         nand_erase(f->nand, lun, victim, now);
         f->state[base + victim] = BLK_FREE;
-        L->free_stack[L->nfree++] = victim;
+        free_stack(f, lun)[L->nfree++] = victim;
         f->st.erases++;
         f->st.gc_runs++;
     }
@@ -303,7 +321,7 @@ uint64_t ftl_read(struct ftl *f, uint64_t lpn, uint64_t now_ns)
 {
     uint64_t done = now_ns;
     pthread_mutex_lock(&f->lock);
-    cxlssd_ppa ppa = lpn < f->logical_pages ? f->l2p[lpn] : FTL_NONE;
+    cxlssd_ppa ppa = lpn < f->logical_pages ? l2p_get(f, lpn) : FTL_NONE;
     if (ppa != FTL_NONE) {
         f->st.reads++;
         done = nand_read(f->nand, ppa, now_ns);
@@ -353,7 +371,7 @@ uint64_t ftl_write_counted(struct ftl *f, uint64_t lpn, uint64_t now_ns,
     uint64_t done = now_ns;
     if (ppa != FTL_NONE) {
         f->cursor = lun + 1 == f->luns ? 0 : lun + 1;
-        cxlssd_ppa old = f->l2p[lpn];
+        cxlssd_ppa old = l2p_get(f, lpn);
         if (old != FTL_NONE) {
             invalidate(f, old);
         }
@@ -384,7 +402,7 @@ cxlssd_ppa ftl_lookup(struct ftl *f, uint64_t lpn)
         return FTL_NONE;
     }
     pthread_mutex_lock(&f->lock);
-    cxlssd_ppa ppa = f->l2p[lpn];
+    cxlssd_ppa ppa = l2p_get(f, lpn);
     pthread_mutex_unlock(&f->lock);
     return ppa;
 }
@@ -394,15 +412,6 @@ void ftl_get_stats(struct ftl *f, struct ftl_stats *out)
     pthread_mutex_lock(&f->lock);
     *out = f->st;
     pthread_mutex_unlock(&f->lock);
-}
-
-double ftl_waf(struct ftl *f)
-{
-    pthread_mutex_lock(&f->lock);
-    double w = f->st.host_writes == 0 ? 1.0 :
-        (double)f->st.nand_writes / (double)f->st.host_writes;
-    pthread_mutex_unlock(&f->lock);
-    return w;
 }
 
 uint64_t ftl_channel_busy_ns(struct ftl *f, uint32_t ch)
@@ -456,14 +465,14 @@ int ftl_check(struct ftl *f)
     /* Forward: every mapped lpn's reverse entry points back (this also
      * makes two lpns sharing a ppa impossible). */
     for (uint64_t lpn = 0; lpn < f->logical_pages && bad < 10; lpn++) {
-        cxlssd_ppa ppa = f->l2p[lpn];
+        cxlssd_ppa ppa = l2p_get(f, lpn);
         if (ppa == FTL_NONE) {
             continue;
         }
-        if (ppa >= f->physical_pages || f->p2l[ppa] != lpn) {
+        if (ppa >= f->physical_pages || p2l_get(f, ppa) != lpn) {
             check_failed(&bad, "lpn %llu -> ppa %u -> lpn %u",
                          (unsigned long long)lpn, ppa,
-                         ppa < f->physical_pages ? f->p2l[ppa] : FTL_NONE);
+                         ppa < f->physical_pages ? p2l_get(f, ppa) : FTL_NONE);
             continue;
         }
         if (f->state[ppa / f->pages_per_block] == BLK_FREE) {
@@ -473,11 +482,11 @@ int ftl_check(struct ftl *f)
     }
     /* Reverse: every live p2l entry is the current copy of its lpn. */
     for (uint64_t ppa = 0; ppa < f->physical_pages && bad < 10; ppa++) {
-        uint32_t lpn = f->p2l[ppa];
+        uint32_t lpn = p2l_get(f, ppa);
         if (lpn == FTL_NONE) {
             continue;
         }
-        if (lpn >= f->logical_pages || f->l2p[lpn] != ppa) {
+        if (lpn >= f->logical_pages || l2p_get(f, lpn) != ppa) {
             check_failed(&bad, "stale ppa %llu -> lpn %u",
                          (unsigned long long)ppa, lpn);
         }
@@ -501,13 +510,72 @@ int ftl_check(struct ftl *f)
                          L->nfree, nopen);
         }
         for (uint32_t k = 0; k < L->nfree; k++) {
-            if (f->state[blk_index(f, l, L->free_stack[k])] != BLK_FREE) {
+            uint32_t b = free_stack(f, l)[k];
+            if (b >= f->blocks_per_lun ||
+                f->state[blk_index(f, l, b)] != BLK_FREE) {
                 check_failed(&bad, "lun %u free stack holds used block %u",
-                             l, L->free_stack[k]);
+                             l, b);
             }
         }
     }
     free(cnt);
     pthread_mutex_unlock(&f->lock);
     return bad ? -1 : 0;
+}
+
+/* ---- persistence (the media store saves and restores these) ---- */
+
+void ftl_state_regions(struct ftl *f, struct ftl_region out[FTL_REGIONS])
+{
+    uint64_t nblocks = (uint64_t)f->luns * f->blocks_per_lun;
+    pthread_mutex_lock(&f->lock);
+    f->saved = (struct ftl_saved) {
+        .logical_pages = f->logical_pages,
+        .physical_pages = f->physical_pages,
+        .luns = f->luns,
+        .blocks_per_lun = f->blocks_per_lun,
+        .pages_per_block = f->pages_per_block,
+        .cursor = f->cursor,
+        .st = f->st,
+    };
+    pthread_mutex_unlock(&f->lock);
+    out[0] = (struct ftl_region) { &f->saved, sizeof(f->saved) };
+    out[1] = (struct ftl_region) { f->lun, f->luns * sizeof(*f->lun) };
+    out[2] = (struct ftl_region) { f->valid, nblocks * sizeof(*f->valid) };
+    out[3] = (struct ftl_region) { f->state, nblocks * sizeof(*f->state) };
+    out[4] = (struct ftl_region) { f->free_stacks,
+                                   nblocks * sizeof(*f->free_stacks) };
+    out[5] = (struct ftl_region) { f->l2p,
+                                   f->logical_pages * sizeof(*f->l2p) };
+    out[6] = (struct ftl_region) { f->p2l,
+                                   f->physical_pages * sizeof(*f->p2l) };
+}
+
+bool ftl_state_compatible(const struct ftl *f, const struct ftl_saved *s)
+{
+    return s->logical_pages == f->logical_pages &&
+           s->physical_pages == f->physical_pages && s->luns == f->luns &&
+           s->blocks_per_lun == f->blocks_per_lun &&
+           s->pages_per_block == f->pages_per_block && s->cursor < f->luns;
+}
+
+int ftl_state_loaded(struct ftl *f)
+{
+    if (!ftl_state_compatible(f, &f->saved)) {
+        return -1;
+    }
+    for (uint32_t l = 0; l < f->luns; l++) {
+        struct ftl_lun *L = &f->lun[l];
+        if (L->nfree > f->blocks_per_lun ||
+            (L->open_block != FTL_NONE &&
+             (L->open_block >= f->blocks_per_lun ||
+              L->write_ptr >= f->pages_per_block))) {
+            return -1;
+        }
+    }
+    pthread_mutex_lock(&f->lock);
+    f->cursor = f->saved.cursor;
+    f->st = f->saved.st;
+    pthread_mutex_unlock(&f->lock);
+    return ftl_check(f);
 }

@@ -8,6 +8,7 @@
 #ifndef CXLSSD_MODEL_FTL_H
 #define CXLSSD_MODEL_FTL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "config.h"
 #include "nand.h"
@@ -57,6 +58,35 @@ uint32_t ftl_channels(const struct ftl *f);
 
 /* Bytes of metadata the FTL keeps (map, reverse map, block info). */
 uint64_t ftl_metadata_bytes(const struct ftl *f);
+
+/*
+ * Persistence: the FTL's whole state as raw memory regions, which the media
+ * store (media.h) saves at a clean shutdown and reads back into a new FTL
+ * of the same geometry.  Region 0 is a struct ftl_saved (geometry, cursor,
+ * counters), filled by ftl_state_regions(); the others are the per-LUN
+ * state, block tables and maps.  Only while no other thread uses the FTL.
+ */
+struct ftl_saved {
+    uint64_t logical_pages;
+    uint64_t physical_pages;
+    uint32_t luns;
+    uint32_t blocks_per_lun;
+    uint32_t pages_per_block;
+    uint32_t cursor;
+    struct ftl_stats st;
+};
+struct ftl_region {
+    void *ptr;
+    uint64_t len;
+};
+#define FTL_REGIONS 7
+void ftl_state_regions(struct ftl *f, struct ftl_region out[FTL_REGIONS]);
+/* Whether @s (a saved region 0) was saved by an FTL of this geometry. */
+bool ftl_state_compatible(const struct ftl *f, const struct ftl_saved *s);
+/* The regions were overwritten with a saved state: adopt its cursor and
+ * counters; 0 if it passes ftl_check(), else -1 (the caller must not use
+ * the FTL then). */
+int ftl_state_loaded(struct ftl *f);
 
 /* Debug/test: check internal consistency (every mapped lpn's reverse entry
  * points back, valid counts match).  Returns 0 if consistent. */

@@ -17,6 +17,11 @@
 #ifndef CXLSSD_MODEL_LOCK_H
 #define CXLSSD_MODEL_LOCK_H
 
+#ifdef __KERNEL__
+/* The kernel module's: the same API on a kernel mutex (hw/cxl-ssd/kmod). */
+#include "kport_lock.h"
+#else
+
 #include <assert.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
@@ -112,4 +117,5 @@ static inline void cxlssd_unlock(struct cxlssd_lock *l)
     }
 }
 
+#endif /* !__KERNEL__ */
 #endif

@@ -248,6 +248,9 @@ static void unmap_victims(struct cxlssd_miss_service *svc,
     if (svc->sub->unmap) {
         svc->sub->unmap(svc->sub->opaque, v, n);
     }
+    if (svc->sub->evict) {
+        svc->sub->evict(svc->sub->opaque, v, n);
+    }
     for (uint32_t i = 0; i < n; i++) {
         cxlssd_evict_done(svc->model, v[i].page);
         TRACE(svc, quiet, evict, v[i].page, v[i].dirty);
@@ -328,6 +331,9 @@ static void serve_fill(struct cxlssd_miss_service *svc,
         rec->flags |= CXLSSD_REC_PREFETCH_ISSUED;
         queue_prefetches(svc, m->prefetch, m->nprefetch, quiet);
     }
+    if (svc->sub->fill) {
+        svc->sub->fill(svc->sub->opaque, req->page);  /* inside the wait */
+    }
     uint64_t deadline = compensated_deadline(svc, req, m, rec);
     rec->t_deadline_model_ns = m->deadline_ns;
     rec->t_deadline_ns = deadline;
@@ -350,6 +356,9 @@ static void serve_fill(struct cxlssd_miss_service *svc,
 static void complete_prefetch(struct cxlssd_miss_service *svc, uint64_t page,
                               bool quiet)
 {
+    if (svc->sub->fill) {
+        svc->sub->fill(svc->sub->opaque, page);
+    }
     if (svc->sub->map) {
         svc->sub->map(svc->sub->opaque, page, false);
     }

@@ -32,12 +32,27 @@ struct cxlssd_substrate {
      */
     void (*unmap)(void *opaque, const struct cxlssd_victim *v, uint32_t n);
     /*
+     * After unmap(), before cxlssd_evict_done(), for a miss's victims only
+     * (not for the unmap of a stray mapping): the victims leave host memory
+     * (the media store: dirty ones written to the file, then dropped from
+     * the memfd).  May be NULL.
+     */
+    void (*evict)(void *opaque, const struct cxlssd_victim *v, uint32_t n);
+    /*
      * Map @page, filled for a write access if @write (else it may be mapped
      * so that the first write traps), and wake its faulters.  Returns 0 if
      * it mapped the page, 1 if it was mapped already, < 0 on an error (the
      * substrate reports it; faulters are woken anyway).  NULL: as unmap.
      */
     int (*map)(void *opaque, uint64_t page, bool write);
+    /*
+     * Put the data of @page where map() finds it (the media store: read it
+     * from the file into the memfd).  Called once the fill is decided,
+     * before the NAND wait, whose deadline is absolute: a copy shorter than
+     * the wait costs the faulter nothing.  A prefetched page is filled when
+     * it completes.  May be NULL (data never moves).
+     */
+    void (*fill)(void *opaque, uint64_t page);
     /* Wake the faulters of @page, mapped by someone else.  May be NULL. */
     void (*wake)(void *opaque, uint64_t page);
     /*

@@ -69,7 +69,13 @@ static inline uint32_t ld_hash(uint32_t page)
  * or a page no longer LOADING. */
 static inline uint32_t ld_page(const struct ld_entry *e)
 {
-    return atomic_load_explicit(&e->page, memory_order_relaxed);
+    /* stored + 1 (model_int.h): an untouched, zeroed entry is LD_EMPTY */
+    return atomic_load_explicit(&e->page, memory_order_relaxed) - 1u;
+}
+
+static inline void ld_set(struct ld_entry *e, uint32_t page)
+{
+    atomic_store_explicit(&e->page, page + 1u, memory_order_relaxed);
 }
 
 static void ld_insert(struct cxlssd_model *m, uint32_t page, uint64_t dl)
@@ -81,7 +87,7 @@ static void ld_insert(struct cxlssd_model *m, uint32_t page, uint64_t dl)
         uint32_t ep = ld_page(e);
         if (ep == LD_EMPTY || ep == page) {
             e->deadline_ns = dl;
-            atomic_store_explicit(&e->page, page, memory_order_relaxed);
+            ld_set(e, page);
             return;
         }
     }
@@ -94,7 +100,7 @@ static void ld_insert(struct cxlssd_model *m, uint32_t page, uint64_t dl)
                                           memory_order_relaxed)) !=
             CXLSSD_LOADING) {
             e->deadline_ns = dl;
-            atomic_store_explicit(&e->page, page, memory_order_relaxed);
+            ld_set(e, page);
             return;
         }
         i = (i + 1) & m->ld_mask;
@@ -138,7 +144,7 @@ static void ld_kill(struct cxlssd_model *m, uint32_t page)
     for (uint32_t n = 0; n < LD_WINDOW; n++) {
         struct ld_entry *e = &m->ld_hot[(h + n) & (LD_HOT - 1)];
         if (ld_page(e) == page) {
-            atomic_store_explicit(&e->page, LD_EMPTY, memory_order_relaxed);
+            ld_set(e, LD_EMPTY);
             return;
         }
     }
@@ -509,7 +515,12 @@ void cxlssd_mark_dirty(struct cxlssd_model *m, uint64_t page)
         return;
     }
     bool changed;
-    ps_update(m, page, (1u << CXLSSD_CACHED) | (1u << CXLSSD_LOADING),
+    /* EVICTING too: a write can land between the victim's choice and its
+     * unmap (its write-protect fault is served meanwhile), and whoever
+     * writes the victim back (the media store) reads the bit after the
+     * unmap; the model charged the writeback at the choice */
+    ps_update(m, page, (1u << CXLSSD_CACHED) | (1u << CXLSSD_LOADING) |
+                       (1u << CXLSSD_EVICTING),
               PS_DIRTY, 0, &changed);
     if (changed) {
         stat_add(&m->st_write_hits, 1);

@@ -154,11 +154,22 @@ bool cxlssd_page_dirty(const struct cxlssd_model *m, uint64_t page);
 uint64_t cxlssd_model_pages(const struct cxlssd_model *m);
 uint64_t cxlssd_model_frames(const struct cxlssd_model *m);
 
+/* Every statistic but the floating-point ones (waf stays 0): for callers
+ * that may not use floating point, such as the kernel module. */
+void cxlssd_model_get_counters(struct cxlssd_model *m,
+                               struct cxlssd_stats *out);
+/* All statistics (model_ratios.c). */
 void cxlssd_model_get_stats(struct cxlssd_model *m, struct cxlssd_stats *out);
 /* Metadata bytes per device page (cache + FTL), for the 16 B budget. */
 double cxlssd_model_metadata_bytes_per_page(const struct cxlssd_model *m);
 /* Bytes of metadata the cache engine alone keeps (without the FTL's). */
 uint64_t cxlssd_model_cache_metadata_bytes(const struct cxlssd_model *m);
+/* The cache engine's arrays that are calloc'd and only touched where used
+ * (the per-page state, one byte per device page; the LOADING table's
+ * overflow part), for measuring their footprint: fills @p[i], @len[i] and
+ * returns how many (at most 2). */
+uint32_t cxlssd_model_lazy_arrays(const struct cxlssd_model *m,
+                                  const void *p[2], uint64_t len[2]);
 /* The model's FTL (for tests and statistics; thread-safe, see ftl.h). */
 struct ftl;
 struct ftl *cxlssd_model_ftl(struct cxlssd_model *m);

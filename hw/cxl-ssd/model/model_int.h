@@ -19,7 +19,10 @@
 #define LD_HOT 4096u
 
 struct ld_entry {
-    _Atomic uint32_t page;      /* LD_EMPTY if free (hot table: or dead) */
+    _Atomic uint32_t page;      /* the page + 1: 0 (LD_EMPTY + 1) if free
+                                 * (hot table: or dead), so that the big
+                                 * table's untouched part stays untouched
+                                 * memory (calloc'd, never swept) */
     uint32_t pad;
     uint64_t deadline_ns;       /* written and read under the mutex */
 };

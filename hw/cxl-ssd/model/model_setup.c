@@ -50,11 +50,16 @@ void model_sets_reset(struct cxlssd_model *m)
     atomic_store(&m->pending_total, 0);
 
     m->bg_cursor = 0;
+    /* empty = 0 (model_int.h); stores only where an entry was used */
     for (uint32_t i = 0; i <= m->ld_mask; i++) {
-        atomic_store_explicit(&m->ld[i].page, LD_EMPTY, RLX);
+        if (atomic_load_explicit(&m->ld[i].page, RLX)) {
+            atomic_store_explicit(&m->ld[i].page, 0, RLX);
+        }
     }
     for (uint32_t i = 0; i < LD_HOT; i++) {
-        atomic_store_explicit(&m->ld_hot[i].page, LD_EMPTY, RLX);
+        if (atomic_load_explicit(&m->ld_hot[i].page, RLX)) {
+            atomic_store_explicit(&m->ld_hot[i].page, 0, RLX);
+        }
     }
 }
 
@@ -113,9 +118,9 @@ struct cxlssd_model *cxlssd_model_new(const struct cxlssd_config *cfg,
         cxlssd_model_free(m);
         return NULL;
     }
-    for (uint64_t i = 0; i < m->pages; i++) {
-        atomic_init(&m->pc.pst[i], 0);
-    }
+    /* pst comes zeroed (NOT_CACHED, clean) from calloc and is not
+     * written here: the pages of a large device's state array that no
+     * access reaches are never touched and cost no memory. */
 
     m->low_frames = (uint32_t)((uint64_t)m->frames * cfg->evict_low_pct
                                / 100);
@@ -165,7 +170,10 @@ void cxlssd_model_reset_residency(struct cxlssd_model *m)
 {
     cxlssd_lock(&m->lock);
     for (uint64_t i = 0; i < m->pages; i++) {
-        atomic_store_explicit(&m->pc.pst[i], 0, RLX);
+        /* read first: stores only where a page was touched */
+        if (atomic_load_explicit(&m->pc.pst[i], RLX)) {
+            atomic_store_explicit(&m->pc.pst[i], 0, RLX);
+        }
     }
     model_sets_reset(m);
     cxlssd_unlock(&m->lock);

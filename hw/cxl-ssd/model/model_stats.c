@@ -35,7 +35,8 @@ uint64_t cxlssd_model_frames(const struct cxlssd_model *m)
     return m->frames;
 }
 
-void cxlssd_model_get_stats(struct cxlssd_model *m, struct cxlssd_stats *out)
+void cxlssd_model_get_counters(struct cxlssd_model *m,
+                                struct cxlssd_stats *out)
 {
     memset(out, 0, sizeof(*out));
     cxlssd_lock(&m->lock);
@@ -49,15 +50,11 @@ void cxlssd_model_get_stats(struct cxlssd_model *m, struct cxlssd_stats *out)
     out->trapped_hits = atomic_load_explicit(&m->st_trapped_hits, RLX);
     out->write_hits = atomic_load_explicit(&m->st_write_hits, RLX);
     out->prefetch_used = atomic_load_explicit(&m->st_pf_used, RLX);
-    /* counted here rather than kept in a counter: saves an atomic
-     * read-modify-write on every miss; ~0.1 ms per Mi pages */
-    uint64_t resident = 0;
-    for (uint64_t i = 0; i < m->pages; i++) {
-        resident += ps_state(atomic_load_explicit(&m->pc.pst[i], RLX)) !=
-                    CXLSSD_NOT_CACHED;
-    }
-    out->resident_pages = resident;
+    /* every LOADING, CACHED or EVICTING page holds a frame (taken at
+     * the miss, freed at evict_done): no scan of the page states, whose
+     * untouched parts a large device never reads */
     out->free_frames = atomic_load_explicit(&m->free_total, RLX);
+    out->resident_pages = m->frames - out->free_frames;
 
     struct ftl_stats fs;
     ftl_get_stats(m->ftl, &fs);
@@ -67,7 +64,6 @@ void cxlssd_model_get_stats(struct cxlssd_model *m, struct cxlssd_stats *out)
     out->nand_reads = fs.reads;
     out->nand_writes = fs.nand_writes;
     out->host_writes = fs.host_writes;
-    out->waf = ftl_waf(m->ftl);
     uint32_t ch = ftl_channels(m->ftl);
     if (ch > 256) {
         ch = 256;
@@ -89,14 +85,17 @@ uint64_t cxlssd_model_cache_metadata_bytes(const struct cxlssd_model *m)
     return b;
 }
 
+uint32_t cxlssd_model_lazy_arrays(const struct cxlssd_model *m,
+                                  const void *p[2], uint64_t len[2])
+{
+    p[0] = (const void *)m->pc.pst;
+    len[0] = m->pages * sizeof(*m->pc.pst);
+    p[1] = (const void *)m->ld;
+    len[1] = (uint64_t)(m->ld_mask + 1) * sizeof(*m->ld);
+    return 2;
+}
+
 struct ftl *cxlssd_model_ftl(struct cxlssd_model *m)
 {
     return m->ftl;
-}
-
-double cxlssd_model_metadata_bytes_per_page(const struct cxlssd_model *m)
-{
-    uint64_t b = cxlssd_model_cache_metadata_bytes(m) +
-                 ftl_metadata_bytes(m->ftl);
-    return (double)b / (double)m->pages;
 }

@@ -5,10 +5,12 @@
  * data stays in the memfd page cache; the next access raises a MINOR
  * fault), then the caller calls cxlssd_evict_done() (the miss service for
  * a miss's victims, the worker below for its own).  Contiguous victim
- * pages are coalesced into one madvise call.  The cost of a call varies a lot by host: ~1 us
- * for one page on an idle host, 10-16 us while another CPU runs the
- * process (TLB shootdown IPI), 40-50 us per call on the shadow-paging
- * (PVM) project machines under load.  A miss unmaps its own victims before
+ * pages are coalesced into one range, and a batch's ranges go to the
+ * kernel in one process_madvise call (unmap_runs: one TLB shootdown).  The
+ * cost of a call varies a lot by host: ~1 us for one page on an idle
+ * host, 10-16 us while another CPU runs the process (TLB shootdown IPI),
+ * 40-50 us per call on the shadow-paging (PVM) project machines under
+ * load.  A miss unmaps its own victims before
  * it waits for its absolute NAND deadline, so an unmap shorter than the
  * NAND read is free (see defer_unmap in trap.h for the alternative).
  *
@@ -23,6 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "trap_int.h"
 
@@ -49,6 +54,47 @@ void trap_unmap_range(struct cxlssd_trap *t, uint64_t first, uint64_t n)
 #define UNMAP_CHUNK (CXLSSD_MAX_VICTIMS > EVICT_BATCH ? CXLSSD_MAX_VICTIMS \
                                                        : EVICT_BATCH)
 
+#define TRAP_PIDFD_SELF_PROCESS (-10001)    /* linux/pidfd.h, 6.14+ */
+
+/* All runs of a batch in one process_madvise(MADV_DONTNEED) on this
+ * process: the kernel (6.16+) then flushes the TLBs once for the batch, one
+ * shootdown IPI to the CPUs running the process instead of one per run,
+ * which interrupt the vCPU/faulting threads.  The process is named by
+ * PIDFD_SELF_PROCESS (6.14+; no file descriptor to keep).  Older kernels
+ * refuse it (ENOSYS, EBADF, or EINVAL for DONTNEED): one madvise per run,
+ * as before. */
+static void unmap_runs(struct cxlssd_trap *t, const struct iovec *iov,
+                       uint32_t n)
+{
+    static _Atomic bool batched_ok = true;  /* until the kernel refuses */
+    if (n > 1 && atomic_load_explicit(&batched_ok, memory_order_relaxed)) {
+        size_t total = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            total += iov[i].iov_len;
+        }
+        ssize_t r = syscall(SYS_process_madvise, TRAP_PIDFD_SELF_PROCESS,
+                            iov, (size_t)n, MADV_DONTNEED, 0u);
+        if (r == (ssize_t)total) {
+            atomic_fetch_add_explicit(&t->st_madvise, 1,
+                                      memory_order_relaxed);
+            atomic_fetch_add_explicit(&t->st_unmapped,
+                                      total / t->page_size,
+                                      memory_order_relaxed);
+            return;
+        }
+        if (r < 0 && (errno == ENOSYS || errno == EINVAL ||
+                      errno == EPERM || errno == EBADF || errno == ESRCH)) {
+            atomic_store(&batched_ok, false);   /* per run from now */
+        }
+        /* else partly done: redo every run (DONTNEED is idempotent) */
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        trap_unmap_range(t, (uint64_t)((char *)iov[i].iov_base - t->base) /
+                                t->page_size,
+                         iov[i].iov_len / t->page_size);
+    }
+}
+
 void trap_unmap_victims(struct cxlssd_trap *t, const struct cxlssd_victim *v,
                         uint32_t n)
 {
@@ -59,17 +105,23 @@ void trap_unmap_victims(struct cxlssd_trap *t, const struct cxlssd_victim *v,
             pages[i] = v[i].page;
         }
         qsort(pages, k, sizeof(*pages), cmp_page);
+        struct iovec iov[UNMAP_CHUNK];
+        uint32_t nr = 0;
         uint64_t start = pages[0], len = 1;
-        for (uint32_t i = 1; i < k; i++) {
-            if (pages[i] == start + len) {
+        for (uint32_t i = 1; i <= k; i++) {
+            if (i < k && pages[i] == start + len) {
                 len++;
-            } else if (pages[i] != start + len - 1) {   /* skip duplicates */
-                trap_unmap_range(t, start, len);
-                start = pages[i];
-                len = 1;
+            } else if (i == k || pages[i] != start + len - 1) {
+                /* a run ends (duplicates skipped) */
+                iov[nr].iov_base = t->base + start * t->page_size;
+                iov[nr++].iov_len = len * t->page_size;
+                if (i < k) {
+                    start = pages[i];
+                    len = 1;
+                }
             }
         }
-        trap_unmap_range(t, start, len);
+        unmap_runs(t, iov, nr);
         v += k;
         n -= k;
     }
@@ -112,6 +164,9 @@ static void *evict_main(void *arg)
                 break;
             }
             trap_unmap_victims(t, v, n);
+            if (t->media) {
+                trap_media_evict(t, v, n);
+            }
             for (uint32_t i = 0; i < n; i++) {
                 cxlssd_evict_done(t->model, v[i].page);
             }

@@ -62,6 +62,9 @@ void cxlssd_trap_reset(struct cxlssd_trap *t)
 
     /* No fill or eviction in flight now, except queued prefetches. */
     cxlssd_complete_all_prefetches(t->svc);
+    if (t->media) {
+        trap_media_flush(t, true);  /* the cache starts cold, data kept */
+    }
     if (madvise(t->base, t->len, MADV_DONTNEED) < 0) {
         trap_error(t, "madvise(DONTNEED) at reset: %s", strerror(errno));
     }

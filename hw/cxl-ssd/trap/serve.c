@@ -10,6 +10,9 @@
  *   unmap  MADV_DONTNEED, contiguous victims coalesced (evict.c)
  *   wake   UFFDIO_WAKE (nothing under SIGBUS delivery: the faulter retries)
  *   after  kick the background evictor
+ *   fill, evict  with a media store only (media.c): the page's data into
+ *          the memfd before the NAND wait; victims written back, and
+ *          punched out of the memfd after the miss (after_miss)
  * The serialisation hooks are handler.c's (trap.c adds them).
  */
 #include <string.h>
@@ -38,6 +41,23 @@ static void uffd_wake(void *trap, uint64_t page)
     trap_uffd_wake(trap, page, 1);
 }
 
+static void media_fill(void *trap, uint64_t page)
+{
+    trap_media_fill(trap, page);
+}
+
+static void media_evict(void *trap, const struct cxlssd_victim *v,
+                        uint32_t n)
+{
+    trap_media_evict_deferred(trap, v, n);
+}
+
+static void media_after_miss(void *trap)
+{
+    trap_media_drops(trap);
+    trap_evict_kick(trap);
+}
+
 static void kick_evictor(void *trap)
 {
     trap_evict_kick(trap);
@@ -52,6 +72,11 @@ void trap_substrate(struct cxlssd_trap *t, struct cxlssd_substrate *sub)
         .wake = uffd_wake,
         .after_miss = kick_evictor,
     };
+    if (t->media) {
+        sub->fill = media_fill;
+        sub->evict = media_evict;
+        sub->after_miss = media_after_miss;
+    }
 }
 
 /*

@@ -109,6 +109,9 @@ static void trap_destroy(struct cxlssd_trap *t)
     /* SIGBUS delivery: no new signal can come from this range now; wait
      * for handlers still running on accessing threads. */
     trap_sigbus_detach(t);
+    /* Nothing touches the range through the trap now: write the cache
+     * back and close the media file clean. */
+    trap_media_close(t);
     if (t->uffd >= 0) {
         close(t->uffd);
     }
@@ -130,6 +133,7 @@ static void trap_destroy(struct cxlssd_trap *t)
     free(t->record_path);
     free(t->mode_name);
     free(t->accel_name);
+    free(t->media_path);
     free(t);
 }
 
@@ -209,6 +213,7 @@ struct cxlssd_trap *cxlssd_trap_new(struct cxlssd_model *model,
     atomic_store(&t->readers, t->nhandlers);
     t->uffd = -1;
     t->stop_efd = -1;
+    t->memfd = -1;
     t->sigbus = cfg->delivery == CXLSSD_DELIVERY_SIGBUS;
     t->sigbus_slot = -1;
     pthread_mutex_init(&t->ctl_lock, NULL);
@@ -237,7 +242,8 @@ struct cxlssd_trap *cxlssd_trap_new(struct cxlssd_model *model,
     /* SIGBUS delivery: the miss service and the signal handler must be in
      * place before the range is registered (from then on an access raises
      * SIGBUS). */
-    if (records_start(t, err, errlen) < 0 ||
+    if (trap_media_open(t, err, errlen) < 0 ||
+        records_start(t, err, errlen) < 0 ||
         service_start(t, err, errlen) < 0 ||
         (t->sigbus && trap_sigbus_attach(t, err, errlen) < 0) ||
         trap_uffd_open(t, err, errlen) < 0 ||
@@ -286,6 +292,24 @@ void cxlssd_trap_get_stats(struct cxlssd_trap *t, struct cxlssd_trap_stats *out)
     out->sigbus_faults = atomic_load(&t->st_sigbus);
     out->remaps = ss.remaps;
     out->unclocked_misses = ss.unclocked_misses;
+    struct cxlssd_media_stats ms;
+    if (cxlssd_trap_media_stats(t, &ms)) {
+        out->media_fills = ms.fills;
+        out->media_zero_fills = ms.zero_fills;
+        out->media_writebacks = ms.writebacks;
+        out->media_writeback_errors = ms.writeback_errors;
+        out->media_stuck_pages = ms.stuck_pages;
+        out->media_touched_pages = ms.touched_pages;
+        out->media_file_allocated_bytes = ms.file_allocated_bytes;
+        out->media_restored = ms.restored;
+        out->media_recovered = ms.recovered;
+        out->metadata_bytes = cxlssd_trap_metadata_bytes(t);
+        if (ms.touched_pages) {
+            out->metadata_bytes_per_touched_page =
+                (out->metadata_bytes + ms.touched_pages / 2) /
+                ms.touched_pages;
+        }
+    }
     if (t->ring) {
         out->records_written = cxlssd_record_written(t->ring);
         out->records_dropped = cxlssd_record_dropped(t->ring);

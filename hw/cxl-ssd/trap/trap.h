@@ -66,6 +66,11 @@ struct cxlssd_trap_hooks {
      * stderr with write(2).
      */
     void (*error)(void *opaque, const char *msg);
+    /* A writeback to the media store failed with @err (errno, e.g.
+     * ENOSPC), after error() reported it; once per page until it
+     * succeeds.  May be NULL; never called in the SIGBUS handler (like
+     * the trace hooks; the error line and the counter still are). */
+    void (*media_error)(void *opaque, uint64_t page, int err);
     /*
      * Trace hooks of the miss path (fault, decision, evict, writeback, GC,
      * prefetch issue/complete, map, miss done with its record), called with
@@ -116,6 +121,21 @@ struct cxlssd_trap_config {
      * ~45 us either way, see trap/tests/test_trap_latency.c).
      */
     bool defer_unmap;
+    /*
+     * The media store (model/media.h, property media=PATH); NULL or "" =
+     * off: the memfd holds every page (the embedder fallocates it).  On:
+     * the trap opens the file (loading a clean file's FTL state into the
+     * model, which must be fresh) and the memfd holds only resident pages:
+     * the range is registered MISSING as well as MINOR, a miss fills its
+     * page into the memfd from the file (zeros if never written) before
+     * the NAND wait, an evicted page is written to the file if dirty and
+     * punched out of the memfd.  Reset and cxlssd_trap_free() write every
+     * dirty cached page back; free also saves the FTL state and marks the
+     * file clean.
+     */
+    const char *media_path;
+    int media_memfd;            /* the memfd mapped at @base ... */
+    uint64_t media_memfd_offset;    /* ... from this byte of it */
 };
 
 struct cxlssd_trap;
@@ -176,8 +196,27 @@ struct cxlssd_trap_stats {
     uint64_t unclocked_misses;  /* compensated from the handler's own
                                  * clock: no host fault time (a thread's
                                  * first miss) */
+    /* media store (cfg.media_path; all 0 without): see model/media.h */
+    uint64_t media_fills;
+    uint64_t media_zero_fills;
+    uint64_t media_writebacks;
+    uint64_t media_writeback_errors;
+    uint64_t media_stuck_pages;
+    uint64_t media_touched_pages;
+    uint64_t media_file_allocated_bytes;
+    uint64_t media_restored;    /* 1: FTL state from a clean shutdown */
+    uint64_t media_recovered;   /* 1: file found unclean (SIGKILL) */
+    uint64_t metadata_bytes;    /* model + media metadata in host memory */
+    uint64_t metadata_bytes_per_touched_page;   /* rounded */
 };
 void cxlssd_trap_get_stats(struct cxlssd_trap *t, struct cxlssd_trap_stats *out);
+
+/* With a media store: its statistics and true; else false. */
+struct cxlssd_media_stats;
+bool cxlssd_trap_media_stats(struct cxlssd_trap *t,
+                             struct cxlssd_media_stats *out);
+/* Host memory of the model's metadata now (model/media.h). */
+uint64_t cxlssd_trap_metadata_bytes(struct cxlssd_trap *t);
 
 const char *cxlssd_delivery_name(enum cxlssd_delivery d);
 /* "poll" or "busy" (handler-thread delivery). */

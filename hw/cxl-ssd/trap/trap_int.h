@@ -13,6 +13,7 @@
  *   serve.c       a fault -> a request for the miss service
  *                 (model/miss_service.c), and the uffd substrate it uses
  *   evict.c       unmapping, the background eviction worker
+ *   media.c       the media store: fills, writebacks, flush at reset/exit
  *   quiesce.c     pausing every thread for a reset; cxlssd_trap_reset()
  *   uffd.c        userfaultfd setup and ioctls
  *   fault_clock.c when the kernel took a thread's fault
@@ -33,6 +34,7 @@
 
 #include "trap.h"
 #include "../model/clock.h"
+#include "../model/media.h"
 #include "../model/miss_service.h"
 #include "../model/record_writer.h"
 #include "../model/relax.h"
@@ -72,6 +74,24 @@ void trap_uffd_unprotect(struct cxlssd_trap *t, uint64_t page);
  * (0 for NULL or ""), or -1 with a message naming handler-cpus. */
 int trap_parse_cpus(const char *list, int *cpus, int max, char *err,
                     size_t errlen);
+
+/* ---- media.c: the media store behind the memfd (trap.h) ---- */
+int trap_media_open(struct cxlssd_trap *t, char *err, size_t errlen);
+/* Write back every dirty cached page; @drop: punch them out of the memfd
+ * too (reset).  Only while no fill or eviction runs. */
+void trap_media_flush(struct cxlssd_trap *t, bool drop);
+/* Flush and close (clean). */
+void trap_media_close(struct cxlssd_trap *t);
+/* Fill @page into the memfd (before its NAND wait). */
+void trap_media_fill(struct cxlssd_trap *t, uint64_t page);
+/* @n victims leave host memory: dirty ones written back, then punched. */
+void trap_media_evict(struct cxlssd_trap *t, const struct cxlssd_victim *v,
+                      uint32_t n);
+/* The same for a miss's victims, punched by trap_media_drops() after the
+ * miss (on the same thread). */
+void trap_media_evict_deferred(struct cxlssd_trap *t,
+                               const struct cxlssd_victim *v, uint32_t n);
+void trap_media_drops(struct cxlssd_trap *t);
 
 /* ---- quiesce.c: handlers/worker park here while paused ---- */
 /* Returns true if the caller should exit (stop requested). */
@@ -199,6 +219,13 @@ struct cxlssd_trap {
      * record_writer); NULL when record_path is unset */
     struct cxlssd_record_writer *rec_writer;
     struct cxlssd_record_ring *ring;
+
+    /* media store (cfg.media_path set); NULL otherwise */
+    struct cxlssd_media *media;
+    char *media_path;
+    int memfd;
+    uint64_t memfd_off;
+    _Atomic uint64_t media_failures;    /* writebacks that failed */
 
     /* compensate: per-miss host fault times; NULL otherwise */
     struct trap_fault_clock *fault_clock;

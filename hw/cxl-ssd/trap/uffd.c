@@ -3,6 +3,9 @@
  * when the syscall is denied), feature probing, MINOR (+WP) registration,
  * and the ioctls used on the miss path.
  *
+ * With a media store (media.c) the range is registered MISSING as well:
+ * a non-resident page is a hole in the memfd.
+ *
  * Never UFFD_USER_MODE_ONLY: faults raised from kernel paths (KVM's
  * get_user_pages, QEMU's read() into guest memory) must be delivered too.
  *
@@ -90,6 +93,16 @@ int trap_uffd_open(struct cxlssd_trap *t, char *err, size_t errlen)
     }
 
     uint64_t want = UFFD_FEATURE_MINOR_SHMEM;
+    if (t->media) {
+        /* non-resident pages are holes in the memfd: MISSING faults */
+        if (!(api.features & UFFD_FEATURE_MISSING_SHMEM)) {
+            snprintf(err, errlen, "media: kernel lacks "
+                     "UFFD_FEATURE_MISSING_SHMEM (features 0x%llx)",
+                     (unsigned long long)api.features);
+            return -1;
+        }
+        want |= UFFD_FEATURE_MISSING_SHMEM;
+    }
     if (api.features & UFFD_FEATURE_THREAD_ID) {
         want |= UFFD_FEATURE_THREAD_ID;
     }
@@ -144,6 +157,9 @@ static int do_register(struct cxlssd_trap *t, bool wp)
     reg.range.start = (uint64_t)(uintptr_t)t->base;
     reg.range.len = t->len;
     reg.mode = UFFDIO_REGISTER_MODE_MINOR;
+    if (t->media) {
+        reg.mode |= UFFDIO_REGISTER_MODE_MISSING;
+    }
     if (wp) {
         reg.mode |= UFFDIO_REGISTER_MODE_WP;
     }
@@ -160,9 +176,13 @@ static int do_register(struct cxlssd_trap *t, bool wp)
 }
 
 /* Map page 0 with CONTINUE_MODE_WP and unmap it: proves the kernel accepts
- * the mode (no feature bit announces it). */
+ * the mode (no feature bit announces it).  With a media store the memfd
+ * holds no page yet: page 0 is allocated for the probe and punched out
+ * again (the file keeps its data). */
 static int probe_continue_wp(struct cxlssd_trap *t)
 {
+    bool alloc = t->media &&
+        fallocate(t->memfd, 0, (off_t)t->memfd_off, (off_t)t->page_size) == 0;
     struct uffdio_continue c;
     memset(&c, 0, sizeof(c));
     c.range.start = (uint64_t)(uintptr_t)t->base;
@@ -173,6 +193,10 @@ static int probe_continue_wp(struct cxlssd_trap *t)
         r = -errno;
     }
     madvise(t->base, t->page_size, MADV_DONTNEED);
+    if (alloc) {
+        fallocate(t->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                  (off_t)t->memfd_off, (off_t)t->page_size);
+    }
     return r;
 }
 
