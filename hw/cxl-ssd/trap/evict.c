@@ -66,8 +66,8 @@ void trap_unmap_range(struct cxlssd_trap *t, uint64_t first, uint64_t n)
 static void unmap_runs(struct cxlssd_trap *t, const struct iovec *iov,
                        uint32_t n)
 {
-    static _Atomic bool batched_ok = true;  /* until the kernel refuses */
-    if (n > 1 && atomic_load_explicit(&batched_ok, memory_order_relaxed)) {
+    if (n > 1 &&
+        !atomic_load_explicit(&t->madvise_per_run, memory_order_relaxed)) {
         size_t total = 0;
         for (uint32_t i = 0; i < n; i++) {
             total += iov[i].iov_len;
@@ -84,7 +84,7 @@ static void unmap_runs(struct cxlssd_trap *t, const struct iovec *iov,
         }
         if (r < 0 && (errno == ENOSYS || errno == EINVAL ||
                       errno == EPERM || errno == EBADF || errno == ESRCH)) {
-            atomic_store(&batched_ok, false);   /* per run from now */
+            atomic_store(&t->madvise_per_run, true);
         }
         /* else partly done: redo every run (DONTNEED is idempotent) */
     }

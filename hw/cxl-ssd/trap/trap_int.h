@@ -230,6 +230,10 @@ struct cxlssd_trap {
     /* compensate: per-miss host fault times; NULL otherwise */
     struct trap_fault_clock *fault_clock;
 
+    /* the kernel refused a batched process_madvise: one madvise per run
+     * from then on (evict.c) */
+    _Atomic bool madvise_per_run;
+
     /* statistics */
     _Atomic uint64_t st_faults;
     _Atomic uint64_t st_wp_faults;
