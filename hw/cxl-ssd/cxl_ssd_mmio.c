@@ -269,6 +269,8 @@ void cxl_ssd_mmio_get_stats(CXLSSDState *s, uint64_t *bql_wait_ns,
         m->records ? cxlssd_record_writer_ring(m->records) : NULL;
 
     *bql_wait_ns = qatomic_read(&m->bql_wait_ns);
+    /* the counters cover every record pushed so far, not the last drain */
+    cxlssd_record_writer_sync(m->records);
     *records_written = cxlssd_record_written(ring);
     *records_dropped = cxlssd_record_dropped(ring);
 }

@@ -24,13 +24,17 @@ struct cxlssd_record_writer {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     bool stop;                  /* under lock */
+    /* The ring has one consumer at a time: the thread or a sync caller. */
+    pthread_mutex_t drain_lock;
 };
 
 static void drain(struct cxlssd_record_writer *w)
 {
+    pthread_mutex_lock(&w->drain_lock);
     if (cxlssd_record_drain(w->ring, w->file, w->mode, w->accel) > 0) {
         fflush(w->file);
     }
+    pthread_mutex_unlock(&w->drain_lock);
 }
 
 static void *writer_main(void *arg)
@@ -72,6 +76,7 @@ cxlssd_record_writer_new(const char *path, uint32_t ring_capacity,
     }
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->cond, NULL);
+    pthread_mutex_init(&w->drain_lock, NULL);
     w->path = strdup(path);
     w->mode = strdup(mode ? mode : "");
     w->accel = strdup(accel ? accel : "");
@@ -113,6 +118,13 @@ cxlssd_record_writer_ring(struct cxlssd_record_writer *w)
     return w->ring;
 }
 
+void cxlssd_record_writer_sync(struct cxlssd_record_writer *w)
+{
+    if (w && w->file && w->ring) {
+        drain(w);
+    }
+}
+
 void cxlssd_record_writer_free(struct cxlssd_record_writer *w)
 {
     if (!w) {
@@ -138,6 +150,7 @@ void cxlssd_record_writer_free(struct cxlssd_record_writer *w)
         cxlssd_record_ring_free(w->ring);
     }
     pthread_mutex_destroy(&w->lock);
+    pthread_mutex_destroy(&w->drain_lock);
     pthread_cond_destroy(&w->cond);
     free(w->path);
     free(w->mode);

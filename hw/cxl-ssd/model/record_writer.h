@@ -20,6 +20,11 @@ cxlssd_record_writer_new(const char *path, uint32_t ring_capacity,
                          char *err, size_t errlen);
 struct cxlssd_record_ring *
 cxlssd_record_writer_ring(struct cxlssd_record_writer *w);
+/*
+ * Drains the ring into the file now, on the caller's thread, so counters
+ * read right after (records_written) cover every record pushed before.
+ */
+void cxlssd_record_writer_sync(struct cxlssd_record_writer *w);
 /* Stops the thread, drains what is left, closes the file. */
 void cxlssd_record_writer_free(struct cxlssd_record_writer *w);
 

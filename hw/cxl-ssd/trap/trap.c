@@ -311,6 +311,7 @@ void cxlssd_trap_get_stats(struct cxlssd_trap *t, struct cxlssd_trap_stats *out)
         }
     }
     if (t->ring) {
+        cxlssd_record_writer_sync(t->rec_writer);
         out->records_written = cxlssd_record_written(t->ring);
         out->records_dropped = cxlssd_record_dropped(t->ring);
     }
