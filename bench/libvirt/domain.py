@@ -86,6 +86,8 @@ def build_xml(argv, name, append_extra="cxlssd.finish=halt"):
     serial_order = []
     passthrough = []
     ram_memfd = False
+    numa_cpus = None        # boot-guest's one guest-RAM node (system-ram)
+    qmps = 0
     i = 0
     while i < len(args):
         a = args[i]
@@ -103,7 +105,7 @@ def build_xml(argv, name, append_extra="cxlssd.finish=halt"):
                 if rest:
                     passthrough += ["-M", ",".join(rest)]
             elif first.startswith("memory-backend="):
-                ram_memfd = True            # guest RAM on a memfd: see below
+                pass                        # the guestram -object: below
             else:
                 passthrough += ["-M", v]
         elif a in CONF_OPTIONS:
@@ -118,9 +120,21 @@ def build_xml(argv, name, append_extra="cxlssd.finish=halt"):
                 raise DomainError(f"unsupported -serial {v}")
             serial_order.append(v.split(":", 1)[1])
         elif a in ("-qmp", "-monitor"):
-            pass                            # libvirt owns the monitor
-        elif a == "-object" and v.startswith("memory-backend-memfd,id=guestram"):
-            ram_memfd = True
+            # libvirt owns the monitor: boot-guest's own socket (the
+            # first) is dropped; a caller's further ones (bench/workloads'
+            # phase watcher) pass through as second monitors.
+            qmps += 1
+            if qmps > 1:
+                passthrough += [a, v]
+        elif a == "-object" and opts(v)[1].get("id") == "guestram":
+            # guest RAM backend: libvirt makes its own (memoryBacking,
+            # NUMA cell below)
+            ram_memfd = v.startswith("memory-backend-memfd,")
+        elif a == "-numa" and opts(v)[1].get("memdev") == "guestram":
+            kind, kv = opts(v)
+            if kind != "node" or kv.get("nodeid") != "0":
+                raise DomainError(f"unsupported -numa {v}")
+            numa_cpus = kv["cpus"]
         elif a == "-device" and v.startswith("pxb-cxl,") and "addr=" not in v:
             passthrough += ["-device", v + f",addr={PXB_ADDR}"]
         elif a.startswith("-") and v is not None and not v.startswith("-"):
@@ -161,6 +175,10 @@ def build_xml(argv, name, append_extra="cxlssd.finish=halt"):
     for feat, val in cpu_kv.items():
         policy = "disable" if val in ("off", "false", "no") else "require"
         ET.SubElement(cpu_el, "feature", policy=policy, name=feat)
+    if numa_cpus is not None:   # guest RAM and vCPUs on node 0 (SRAT)
+        numa = ET.SubElement(cpu_el, "numa")
+        ET.SubElement(numa, "cell", id="0", cpus=numa_cpus,
+                      memory=str(size_mib(ram)), unit="MiB")
     for ev, action in (("on_poweroff", "destroy"), ("on_reboot", "destroy"),
                        ("on_crash", "destroy")):
         ET.SubElement(dom, ev).text = action

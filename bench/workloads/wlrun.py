@@ -12,9 +12,12 @@ sweep.cache-pct:
   workload.ops = 5000              operations per run (redis)
   workload.secs = 3                seconds per run (sysbench, stress-ng)
   workload.repeats = 3             runs per target (medians are reported)
+  workload.hit-repeats = 1         runs in the mode=mmio boot that measures
+                                   the hit fraction (0: no such boot)
   workload.policy = membind        numactl policy for the CXL node:
                                    membind, preferred or interleave
-  guest.<opt>, device.<prop>       as in every spec (bench/lib/spec.py)
+  guest.<opt>, device.<prop>       as in every spec (bench/lib/spec.py);
+                                   guest.smp = 2 runs on two vCPUs
   sweep.cache-pct = 10 | 25 | 50 | 100 | 150   device cache as % of wss
 
 Specs whose guest and device settings agree share a boot: the job runs them
@@ -38,10 +41,13 @@ from qmp import QMP, QMPError
 
 JOBS = os.path.join(TOP, "bench", "workloads", "jobs")
 BOOT = os.path.join(TOP, "vm-images", "boot-guest")
-COUNTERS = ("misses", "evictions_clean", "evictions_dirty", "loading_waits",
-            "nand_reads", "nand_writes", "faults")
+BOOT_DOMAIN = os.path.join(TOP, "bench", "libvirt", "boot-domain")
+DEVICE_ID = "cxl-vmem0"
+COUNTERS = ("misses", "trapped_hits", "evictions_clean", "evictions_dirty",
+            "loading_waits", "nand_reads", "nand_writes", "faults")
 DEFAULTS = {"workload.value": "4096", "workload.ops": "5000", "workload.secs": "3",
-            "workload.repeats": "3", "workload.policy": "membind",
+            "workload.repeats": "3", "workload.hit-repeats": "1",
+            "workload.policy": "membind",
             "workload.wss-ratio": "2", "guest.mem-size": "256M"}
 BEGIN_RE = re.compile(rb"@@BEGIN (phase-[A-Za-z0-9._-]+) 0\n")
 
@@ -65,6 +71,10 @@ def load(path, overrides=()):
         raise ValueError(f"{path}: workload.kind must name a script in {JOBS}")
     if cfg["workload.policy"] not in ("membind", "preferred", "interleave"):
         raise ValueError(f"{path}: workload.policy must be membind, preferred or interleave")
+    for key in ("workload.repeats", "workload.hit-repeats"):
+        if not cfg[key].isdigit() or (key == "workload.repeats" and int(cfg[key]) < 1):
+            raise ValueError(f"{path}: {key} must be a whole number"
+                             + (" >= 1" if key == "workload.repeats" else " (0: none)"))
     cfg["wss"] = specmod.parse_size(cfg["workload.wss-bytes"])
     return name, cfg, pcts
 
@@ -129,9 +139,11 @@ class PhaseWatcher(threading.Thread):
         qmp.close()
 
 
-def boot(tag, workloads, device, targets, outdir, initrd, log=print):
+def boot(tag, workloads, device, targets, outdir, initrd, log=print, uri=None):
     """One guest boot running @workloads on @targets with @device (a
-    -device string); returns (rc, rows, elapsed_s)."""
+    -device string); returns (rc, rows, elapsed_s).  @uri: launch it as a
+    libvirt domain on that connection (bench/libvirt/boot-domain), the
+    phase socket passed through as a second QMP monitor."""
     cfg0 = workloads[0][1]
     os.makedirs(outdir, exist_ok=True)
     rdir = os.path.join(outdir, "guest")
@@ -142,8 +154,12 @@ def boot(tag, workloads, device, targets, outdir, initrd, log=print):
                                       text=True).strip()
     sock = os.path.join(sockdir, "phase.sock")
     guest = specmod.section(cfg0, "guest.")
-    cmd = [BOOT, "--job", job, "--results", rdir, "--device", device,
-           "--mode", "system-ram", "--initrd", initrd, "--collect"]
+    if uri:     # boot-domain reads the statistics itself at the end
+        cmd = [BOOT_DOMAIN, "--uri", uri, "--collect", DEVICE_ID]
+    else:
+        cmd = [BOOT, "--collect"]
+    cmd += ["--job", job, "--results", rdir, "--device", device,
+            "--mode", "system-ram", "--initrd", initrd]
     # stock cxl-type3 under TCG runs these programs 10-100x slower than
     # DRAM: boot-guest's default 600 s is too short for a boot of them.
     guest.setdefault("timeout", "2400")
@@ -158,7 +174,7 @@ def boot(tag, workloads, device, targets, outdir, initrd, log=print):
         proc = subprocess.Popen(cmd, stdout=blog, stderr=subprocess.STDOUT)
         watcher = None
         if device.startswith("cxl-ssd"):
-            watcher = PhaseWatcher(os.path.join(rdir, "results.raw"), sock, "cxl-vmem0",
+            watcher = PhaseWatcher(os.path.join(rdir, "results.raw"), sock, DEVICE_ID,
                                    lambda: proc.poll() is None)
             watcher.start()
         last = start

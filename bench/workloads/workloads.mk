@@ -3,9 +3,9 @@
 # (bench/workloads/README.md).
 #
 #   make bench-workloads   every bench/specs/wl-*.spec (reduced scale, about
-#                          15-25 min under TCG here); WORKLOADS_ARGS adds
-#                          bench-workloads options (--no-sweep, --set k=v,
-#                          specs)
+#                          20-30 min under TCG here); WORKLOADS_ARGS adds
+#                          bench-workloads options (--no-sweep, --setups,
+#                          --set guest.smp=2, --via libvirt, specs)
 
 .PHONY: bench-workloads
 bench-workloads: qemu guest-apps-image
