@@ -89,10 +89,10 @@ void cxl_ssd_mmio_close_records(CXLSSDState *s);
 void cxl_ssd_mmio_media_flush(CXLSSDState *s, bool drop);
 void cxl_ssd_mmio_media_close(CXLSSDState *s);
 void cxl_ssd_mmio_init_overlay(CXLSSDState *s, uint64_t dpa, uint64_t size);
-/* BQL wait (re-acquiring it after a NAND wait, bql=off) and records */
-void cxl_ssd_mmio_get_stats(CXLSSDState *s, uint64_t *bql_wait_ns,
-                            uint64_t *records_written,
-                            uint64_t *records_dropped);
+/* The trap-struct counters mmio mode has: BQL wait (re-acquiring it
+ * after a NAND wait, bql=off), records; media_* and metadata_* with
+ * media=PATH.  Returns true if the media rows are filled in. */
+bool cxl_ssd_mmio_get_stats(CXLSSDState *s, struct cxlssd_trap_stats *ts);
 
 /* cxl_ssd_hooks.c: BQL policy and vCPU identification for the trap */
 void cxl_ssd_hooks_fill(CXLSSDState *s, struct cxlssd_trap_hooks *hooks);

@@ -260,19 +260,38 @@ void cxl_ssd_mmio_close_records(CXLSSDState *s)
     }
 }
 
-void cxl_ssd_mmio_get_stats(CXLSSDState *s, uint64_t *bql_wait_ns,
-                            uint64_t *records_written,
-                            uint64_t *records_dropped)
+bool cxl_ssd_mmio_get_stats(CXLSSDState *s, struct cxlssd_trap_stats *ts)
 {
     CXLSSDMmio *m = s->mmio;
     struct cxlssd_record_ring *ring =
         m->records ? cxlssd_record_writer_ring(m->records) : NULL;
+    struct cxlssd_media_stats ms;
 
-    *bql_wait_ns = qatomic_read(&m->bql_wait_ns);
+    ts->bql_wait_ns = qatomic_read(&m->bql_wait_ns);
     /* the counters cover every record pushed so far, not the last drain */
     cxlssd_record_writer_sync(m->records);
-    *records_written = cxlssd_record_written(ring);
-    *records_dropped = cxlssd_record_dropped(ring);
+    ts->records_written = cxlssd_record_written(ring);
+    ts->records_dropped = cxlssd_record_dropped(ring);
+    if (!m->media) {
+        return false;
+    }
+    /* the same fields as the trap's (trap/trap.c), from the same store */
+    cxlssd_media_get_stats(m->media, &ms);
+    ts->media_fills = ms.fills;
+    ts->media_zero_fills = ms.zero_fills;
+    ts->media_writebacks = ms.writebacks;
+    ts->media_writeback_errors = ms.writeback_errors;
+    ts->media_stuck_pages = ms.stuck_pages;
+    ts->media_touched_pages = ms.touched_pages;
+    ts->media_file_allocated_bytes = ms.file_allocated_bytes;
+    ts->media_restored = ms.restored;
+    ts->media_recovered = ms.recovered;
+    ts->metadata_bytes = cxlssd_media_metadata_bytes(s->model, m->media);
+    if (ms.touched_pages) {
+        ts->metadata_bytes_per_touched_page =
+            (ts->metadata_bytes + ms.touched_pages / 2) / ms.touched_pages;
+    }
+    return true;
 }
 
 static void cxl_ssd_mmio_access(CXLSSDState *s, hwaddr addr, bool write)

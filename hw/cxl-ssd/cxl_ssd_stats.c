@@ -2,7 +2,8 @@
  * cxl-ssd statistics as a read-only QOM property, readable without the
  * guest's help:  qom-get path=/machine/peripheral/<id> property=stats
  * returns a JSON object with the keys of stats.def (model, NAND/FTL, trap
- * delivery; mmio mode has no trap and reports the SERVICE rows only).
+ * delivery; mmio mode has no trap and reports the SERVICE rows, and with
+ * media=PATH the media_* and metadata_* rows).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -40,6 +41,14 @@ static bool cxl_ssd_visit_row(Visitor *v, const struct cxlssd_stat *row,
     return true;
 }
 
+/* The media store's rows (stats.def's media block), which mmio mode
+ * with media=PATH reports too, from the same store as the trap. */
+static bool cxl_ssd_stat_is_media(const struct cxlssd_stat *row)
+{
+    return g_str_has_prefix(row->name, "media_") ||
+           g_str_has_prefix(row->name, "metadata_");
+}
+
 static void cxl_ssd_get_stats(Object *obj, Visitor *v, const char *name,
                               void *opaque, Error **errp)
 {
@@ -48,7 +57,7 @@ static void cxl_ssd_get_stats(Object *obj, Visitor *v, const char *name,
     struct cxlssd_trap_stats ts = { 0 };
     const struct cxlssd_stat *rows;
     size_t i, n;
-    bool ok = true;
+    bool ok = true, mmio_media = false;
 
     if (!s->model) {
         error_setg(errp, "cxl-ssd: statistics exist once realized");
@@ -58,15 +67,15 @@ static void cxl_ssd_get_stats(Object *obj, Visitor *v, const char *name,
     if (s->trap) {
         cxlssd_trap_get_stats(s->trap, &ts);
     } else if (s->mmio) {
-        cxl_ssd_mmio_get_stats(s, &ts.bql_wait_ns, &ts.records_written,
-                               &ts.records_dropped);
+        mmio_media = cxl_ssd_mmio_get_stats(s, &ts);
     }
     if (!visit_start_struct(v, name, NULL, 0, errp)) {
         return;
     }
     rows = cxlssd_stats_table(&n);
     for (i = 0; ok && i < n; i++) {
-        if ((rows[i].source == CXLSSD_STAT_TRAP && !s->trap) ||
+        if ((rows[i].source == CXLSSD_STAT_TRAP && !s->trap &&
+             !(mmio_media && cxl_ssd_stat_is_media(&rows[i]))) ||
             (rows[i].source == CXLSSD_STAT_SERVICE && !s->trap && !s->mmio)) {
             continue;
         }

@@ -89,7 +89,8 @@ bool ftl_state_compatible(const struct ftl *f, const struct ftl_saved *s);
 int ftl_state_loaded(struct ftl *f);
 
 /* Debug/test: check internal consistency (every mapped lpn's reverse entry
- * points back, valid counts match).  Returns 0 if consistent. */
+ * points back, or before garbage collection built the reverse map, no two
+ * lpns share a ppa; valid counts match).  Returns 0 if consistent. */
 int ftl_check(struct ftl *f);
 
 #endif
