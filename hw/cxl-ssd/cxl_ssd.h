@@ -76,6 +76,17 @@ static inline bool cxl_ssd_sigbus(const CXLSSDState *s)
            s->cfg.delivery == CXLSSD_DELIVERY_SIGBUS;
 }
 
+/* uffd mode with access-path (TCG TLB fill) miss delivery */
+static inline bool cxl_ssd_tlb(const CXLSSDState *s)
+{
+    return s->cfg.mode == CXLSSD_MODE_UFFD &&
+           s->cfg.delivery == CXLSSD_DELIVERY_TLB;
+}
+
+/* cxl_ssd_tlb.c: delivery=tlb; the unmapped hook, the overlay's TLB fill */
+void cxl_ssd_tlb_hooks(CXLSSDState *s, struct cxlssd_trap_hooks *hooks);
+void cxl_ssd_tlb_attach(CXLSSDState *s);
+
 /* cxl_ssd_window.c: HDM commit tracking and the overlay */
 void cxl_ssd_window_init(CXLSSDState *s);
 void cxl_ssd_window_unmap(CXLSSDState *s);
