@@ -16,10 +16,16 @@
  * page and MMU index of each page's last fill, in a direct-mapped table
  * indexed by media page (twice the cache's frames, so resident pages
  * rarely collide).  When the trap unmaps pages (eviction), the entry each
- * record names is invalidated on its vCPU (tlb_invalidate_host_page: one
- * TLB slot and the victim entries, checked against the page's host
- * address, so a stale or overwritten record invalidates nothing wrong),
- * and the next access refills through the hook again.
+ * record names is invalidated (tlb_invalidate_host_page: one TLB slot and
+ * the victim entries, checked against the page's host address, so a stale
+ * or overwritten record invalidates nothing wrong), and the next access
+ * refills through the hook again.  A vCPU invalidates its own entries:
+ * another thread (the background evictor, another vCPU's miss) queues the
+ * page for it, and the vCPU drains its queue at its next fill of the
+ * window.  Taking the vCPU's TLB lock from the evictor instead made the
+ * vCPU spin on that lock whenever the evictor was preempted while holding
+ * it (ms-long misses on a loaded host).  A full queue falls back to the
+ * cross-thread invalidation.
  *
  * Anything that still reaches an unmapped page through the host mapping
  * -- QEMU's own accesses (DMA, monitor `xp`, gdbstub, dumps, page-table
@@ -48,11 +54,62 @@ typedef struct CXLSSDTlbFill {
     uint64_t tag;
 } CXLSSDTlbFill;
 
+/* Pages unmapped by other threads whose TLB entries a vCPU must drop. */
+#define CXL_SSD_TLB_PENDING 512
+
+typedef struct CXLSSDTlbPending {
+    QemuMutex lock;
+    uint32_t n;                     /* under lock (read alone: a hint) */
+    uint64_t page[CXL_SSD_TLB_PENDING];
+} CXLSSDTlbPending;
+
 struct CXLSSDTlbMap {
     uint64_t mask;                  /* slots per vCPU - 1 */
     int nr_vcpus;
     CXLSSDTlbFill *fills;           /* [vcpu][slot] */
+    CXLSSDTlbPending *pending;      /* [vcpu] */
 };
+
+static CXLSSDTlbFill *cxl_ssd_tlb_slot(CXLSSDTlbMap *map, int vcpu,
+                                       uint64_t page)
+{
+    return &map->fills[(uint64_t)vcpu * (map->mask + 1) + (page & map->mask)];
+}
+
+/* Drop @cpu's entry for @page if the hook saw it fill one. */
+static bool cxl_ssd_tlb_drop(CXLSSDState *s, CPUState *cpu, uint64_t page)
+{
+    CXLSSDTlbFill *f = cxl_ssd_tlb_slot(s->tlb_map, cpu->cpu_index, page);
+    uint64_t tag;
+
+    if (qatomic_read(&f->page1) != page + 1) {
+        return false;
+    }
+    tag = qatomic_read(&f->tag);
+    tlb_invalidate_host_page(cpu, tag & CXL_SSD_TLB_IDX_MASK,
+                             tag & ~CXL_SSD_TLB_IDX_MASK,
+                             s->media + page * s->cfg.page_size);
+    return true;
+}
+
+/* On @cpu's thread: drop the entries other threads queued for it. */
+static void cxl_ssd_tlb_drain(CXLSSDState *s, CPUState *cpu)
+{
+    CXLSSDTlbPending *q = &s->tlb_map->pending[cpu->cpu_index];
+    uint64_t page[CXL_SSD_TLB_PENDING];
+    uint32_t i, n;
+
+    if (!qatomic_read(&q->n) || qemu_mutex_trylock(&q->lock)) {
+        return;     /* nothing, or a producer is at it: next fill */
+    }
+    n = q->n;
+    memcpy(page, q->page, n * sizeof(page[0]));
+    qatomic_set(&q->n, 0);
+    qemu_mutex_unlock(&q->lock);
+    for (i = 0; i < n; i++) {
+        cxl_ssd_tlb_drop(s, cpu, page[i]);
+    }
+}
 
 static int cxl_ssd_tlb_fill(void *opaque, CPUState *cpu, int mmu_idx,
                             vaddr addr, ram_addr_t offset,
@@ -63,11 +120,14 @@ static int cxl_ssd_tlb_fill(void *opaque, CPUState *cpu, int mmu_idx,
     uint64_t off = s->overlay_dpa + offset;
     uint64_t page = off / s->cfg.page_size;
     bool write = access_type == MMU_DATA_STORE;
-    bool writable = cxlssd_trap_tlb_fill(s->trap, off, write);
+    bool writable;
 
     if (cpu->cpu_index < map->nr_vcpus) {
-        CXLSSDTlbFill *f = &map->fills[(uint64_t)cpu->cpu_index *
-                                       (map->mask + 1) + (page & map->mask)];
+        cxl_ssd_tlb_drain(s, cpu);
+    }
+    writable = cxlssd_trap_tlb_fill(s->trap, off, write);
+    if (cpu->cpu_index < map->nr_vcpus) {
+        CXLSSDTlbFill *f = cxl_ssd_tlb_slot(map, cpu->cpu_index, page);
 
         qatomic_set(&f->tag, (addr & ~CXL_SSD_TLB_IDX_MASK) | (uint64_t)mmu_idx);
         qatomic_set(&f->page1, page + 1);
@@ -81,29 +141,39 @@ static void cxl_ssd_tlb_unmapped(void *opaque, uint64_t first, uint64_t n)
 {
     CXLSSDState *s = opaque;
     CXLSSDTlbMap *map = s->tlb_map;
-    uint64_t ps = s->cfg.page_size, page, dropped = 0;
+    uint64_t page, dropped = 0;
     CPUState *cpu;
 
     CPU_FOREACH(cpu) {
-        CXLSSDTlbFill *fills;
+        CXLSSDTlbPending *q;
 
         if (cpu->cpu_index >= map->nr_vcpus) {
             continue;
         }
-        fills = &map->fills[(uint64_t)cpu->cpu_index * (map->mask + 1)];
+        if (cpu == current_cpu) {
+            /* a miss of this vCPU evicting: its TLB lock is free */
+            for (page = first; page < first + n; page++) {
+                dropped += cxl_ssd_tlb_drop(s, cpu, page);
+            }
+            continue;
+        }
+        q = &map->pending[cpu->cpu_index];
+        qemu_mutex_lock(&q->lock);
         for (page = first; page < first + n; page++) {
-            CXLSSDTlbFill *f = &fills[page & map->mask];
-            uint64_t tag;
+            CXLSSDTlbFill *f = cxl_ssd_tlb_slot(map, cpu->cpu_index, page);
 
             if (qatomic_read(&f->page1) != page + 1) {
                 continue;
             }
-            tag = qatomic_read(&f->tag);
-            tlb_invalidate_host_page(cpu, tag & CXL_SSD_TLB_IDX_MASK,
-                                     tag & ~CXL_SSD_TLB_IDX_MASK,
-                                     s->media + page * ps);
+            if (q->n < CXL_SSD_TLB_PENDING) {
+                q->page[q->n] = page;
+                qatomic_set(&q->n, q->n + 1);
+            } else {
+                cxl_ssd_tlb_drop(s, cpu, page);
+            }
             dropped++;
         }
+        qemu_mutex_unlock(&q->lock);
     }
     trace_cxl_ssd_tlb_invalidate(first, n, dropped);
 }
@@ -112,6 +182,7 @@ void cxl_ssd_tlb_init(CXLSSDState *s, struct cxlssd_trap_hooks *hooks)
 {
     uint64_t slots = pow2ceil(MAX(2 * cxlssd_model_frames(s->model), 64));
     CXLSSDTlbMap *map;
+    int i;
 
     if (!cxl_ssd_tlb(s)) {
         return;
@@ -120,6 +191,10 @@ void cxl_ssd_tlb_init(CXLSSDState *s, struct cxlssd_trap_hooks *hooks)
     map->mask = slots - 1;
     map->nr_vcpus = s->nr_vcpus;
     map->fills = g_new0(CXLSSDTlbFill, slots * MAX(s->nr_vcpus, 1));
+    map->pending = g_new0(CXLSSDTlbPending, MAX(s->nr_vcpus, 1));
+    for (i = 0; i < MAX(s->nr_vcpus, 1); i++) {
+        qemu_mutex_init(&map->pending[i].lock);
+    }
     s->tlb_map = map;
     hooks->unmapped = cxl_ssd_tlb_unmapped;
 }
@@ -127,6 +202,10 @@ void cxl_ssd_tlb_init(CXLSSDState *s, struct cxlssd_trap_hooks *hooks)
 void cxl_ssd_tlb_free(CXLSSDState *s)
 {
     if (s->tlb_map) {
+        for (int i = 0; i < MAX(s->tlb_map->nr_vcpus, 1); i++) {
+            qemu_mutex_destroy(&s->tlb_map->pending[i].lock);
+        }
+        g_free(s->tlb_map->pending);
         g_free(s->tlb_map->fills);
         g_free(s->tlb_map);
         s->tlb_map = NULL;
