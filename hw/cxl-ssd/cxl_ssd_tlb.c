@@ -92,15 +92,18 @@ static bool cxl_ssd_tlb_drop(CXLSSDState *s, CPUState *cpu, uint64_t page)
     return true;
 }
 
-/* On @cpu's thread: drop the entries other threads queued for it. */
-static void cxl_ssd_tlb_drain(CXLSSDState *s, CPUState *cpu)
+/*
+ * On @cpu's thread: drop the entries other threads queued for it.  Out of
+ * line: its 4 KiB copy would cost every fill a stack probe.
+ */
+static void __attribute__((noinline))
+cxl_ssd_tlb_drain_queue(CXLSSDState *s, CPUState *cpu, CXLSSDTlbPending *q)
 {
-    CXLSSDTlbPending *q = &s->tlb_map->pending[cpu->cpu_index];
     uint64_t page[CXL_SSD_TLB_PENDING];
     uint32_t i, n;
 
-    if (!qatomic_read(&q->n) || qemu_mutex_trylock(&q->lock)) {
-        return;     /* nothing, or a producer is at it: next fill */
+    if (qemu_mutex_trylock(&q->lock)) {
+        return;     /* a producer is at it: next fill */
     }
     n = q->n;
     memcpy(page, q->page, n * sizeof(page[0]));
@@ -108,6 +111,15 @@ static void cxl_ssd_tlb_drain(CXLSSDState *s, CPUState *cpu)
     qemu_mutex_unlock(&q->lock);
     for (i = 0; i < n; i++) {
         cxl_ssd_tlb_drop(s, cpu, page[i]);
+    }
+}
+
+static inline void cxl_ssd_tlb_drain(CXLSSDState *s, CPUState *cpu)
+{
+    CXLSSDTlbPending *q = &s->tlb_map->pending[cpu->cpu_index];
+
+    if (qatomic_read(&q->n)) {
+        cxl_ssd_tlb_drain_queue(s, cpu, q);
     }
 }
 
@@ -128,9 +140,13 @@ static int cxl_ssd_tlb_fill(void *opaque, CPUState *cpu, int mmu_idx,
     writable = cxlssd_trap_tlb_fill(s->trap, off, write);
     if (cpu->cpu_index < map->nr_vcpus) {
         CXLSSDTlbFill *f = cxl_ssd_tlb_slot(map, cpu->cpu_index, page);
+        uint64_t tag = (addr & ~CXL_SSD_TLB_IDX_MASK) | (uint64_t)mmu_idx;
 
-        qatomic_set(&f->tag, (addr & ~CXL_SSD_TLB_IDX_MASK) | (uint64_t)mmu_idx);
-        qatomic_set(&f->page1, page + 1);
+        /* refills of a resident page usually repeat the record */
+        if (qatomic_read(&f->tag) != tag || qatomic_read(&f->page1) != page + 1) {
+            qatomic_set(&f->tag, tag);
+            qatomic_set(&f->page1, page + 1);
+        }
     }
     trace_cxl_ssd_tlb_fill(page, write, writable);
     return writable ? 0 : PAGE_WRITE;
