@@ -8,6 +8,10 @@
  *   busy    a handler thread spinning on a non-blocking read() of the uffd
  *   sigbus  the faulting thread itself, in its SIGBUS handler
  *           (UFFD_FEATURE_SIGBUS: no event, no wake)
+ *   tlb     no fault at all: the accessing thread maps the page with
+ *           UFFDIO_CONTINUE (DONTWAKE) before it touches it, as cxl-ssd's
+ *           delivery=tlb does in TCG's TLB fill (the host part of that
+ *           path; TCG's own slow path is not in it)
  * Each timed access is one fault; the pages are zapped again (MADV_DONTNEED
  * on the view) in one batch after every pass, outside the timed accesses.
  * --pin: the faulting thread on the first CPU of the process's affinity
@@ -39,8 +43,9 @@
 
 #define PAGE 4096ul
 
-enum delivery { D_POLL, D_BUSY, D_SIGBUS };
-static const char *const delivery_names[] = { "poll", "busy", "sigbus" };
+enum delivery { D_POLL, D_BUSY, D_SIGBUS, D_TLB };
+static const char *const delivery_names[] = { "poll", "busy", "sigbus",
+                                              "tlb" };
 
 static int uffd = -1;
 static char *view;
@@ -121,6 +126,15 @@ static void on_sigbus(int sig, siginfo_t *si, void *uctx)
     atomic_fetch_add_explicit(&served, 1, memory_order_relaxed);
 }
 
+/* tlb: map the page, then touch it (no fault). */
+static void touch_mapped(volatile char *p)
+{
+    if (do_continue((uint64_t)(uintptr_t)p, 1))
+        die("UFFDIO_CONTINUE");
+    atomic_fetch_add_explicit(&served, 1, memory_order_relaxed);
+    (void)*p;
+}
+
 /* The @nth CPU (modulo their count) of @set, or -1. */
 static int nth_cpu(const cpu_set_t *set, int nth)
 {
@@ -167,7 +181,7 @@ static uint64_t pct(const uint64_t *s, uint64_t n, double p)
 
 static void usage(FILE *f)
 {
-    fputs("usage: cxlssd-floor --delivery poll|busy|sigbus [--pin] "
+    fputs("usage: cxlssd-floor --delivery poll|busy|sigbus|tlb [--pin] "
           "[--iters N] [--pages P] [--raw FILE]\n"
           "  The bare userfaultfd MINOR round trip (touch, fault, "
           "UFFDIO_CONTINUE) per delivery; one key=value line on stdout.\n"
@@ -212,14 +226,14 @@ int main(int argc, char **argv)
         switch (c) {
         case 'd':
             have_delivery = 0;
-            for (int i = 0; i < 3; i++)
+            for (int i = 0; i < 4; i++)
                 if (!strcmp(optarg, delivery_names[i])) {
                     d = (enum delivery)i;
                     have_delivery = 1;
                 }
             if (!have_delivery) {
                 fprintf(stderr, "cxlssd-floor: delivery=%s: must be one of "
-                        "poll, busy, sigbus\n", optarg);
+                        "poll, busy, sigbus, tlb\n", optarg);
                 return 2;
             }
             break;
@@ -256,7 +270,8 @@ int main(int argc, char **argv)
     struct uffdio_api api = {
         .api = UFFD_API,
         .features = UFFD_FEATURE_MINOR_SHMEM |
-                    (d == D_SIGBUS ? UFFD_FEATURE_SIGBUS : 0),
+                    /* tlb: a fault would be a bug; SIGBUS kills loudly */
+                    (d == D_SIGBUS || d == D_TLB ? UFFD_FEATURE_SIGBUS : 0),
     };
     if (ioctl(uffd, UFFDIO_API, &api))
         die("UFFDIO_API (MINOR_SHMEM)");
@@ -269,7 +284,9 @@ int main(int argc, char **argv)
 
     pthread_t th;
     int have_thread = 0;
-    if (d == D_SIGBUS) {
+    if (d == D_TLB) {
+        /* nothing serves faults: the loop maps each page itself */
+    } else if (d == D_SIGBUS) {
         struct sigaction sa;
         memset(&sa, 0, sizeof(sa));
         sa.sa_sigaction = on_sigbus;
@@ -301,8 +318,13 @@ int main(int argc, char **argv)
         volatile char *p = view + (uint64_t)pg * PAGE;
         if (w >= 0) {
             uint64_t t0 = now_ns();
-            (void)*p;
+            if (d == D_TLB)
+                touch_mapped(p);
+            else
+                (void)*p;
             lat[i++] = now_ns() - t0;
+        } else if (d == D_TLB) {
+            touch_mapped(p);
         } else {
             (void)*p;
         }

@@ -97,7 +97,7 @@ def boot_guest_cmd(point, outdir, jobfile, devstr, collect=False):
     if collect:
         cmd.append("--collect")
     extra = []
-    for opt in ("mem-size", "ram", "smp", "accel", "timeout", "cpu"):
+    for opt in ("mem-size", "ram", "smp", "accel", "timeout", "cpu", "kvm-delivery"):
         if opt in guest:
             cmd += [f"--{opt}", guest[opt]]
     if guest.get("ram-backend") == "memfd":

@@ -4,7 +4,8 @@ Keys:
   name                      experiment name (results/<name>/...)
   guest.<opt>               boot-guest option: mem-size, ram, smp, accel,
                             timeout, ram-backend (memfd: guest RAM on 4 KiB
-                            shmem pages, like the device)
+                            shmem pages, like the device), kvm-delivery
+                            (the delivery a TCG-only one becomes under KVM)
   device.driver             cxl-ssd (default) or cxl-type3
   device.<property>         cxl-ssd property (cxl-ssd,help lists them);
                             ignored for other drivers.  device.record is

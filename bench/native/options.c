@@ -137,6 +137,12 @@ static int check_native(const struct cxlssd_config *mc)
                 "QEMU\n");
         return -1;
     }
+    if (mc->delivery == CXLSSD_DELIVERY_TLB) {
+        fprintf(stderr, "cxlssd-native: delivery=tlb: only QEMU under TCG "
+                "has a TLB fill to serve misses in; use poll, busy or "
+                "sigbus\n");
+        return -1;
+    }
     if (mc->dram_latency_ns) {
         fprintf(stderr, "cxlssd-native: dram-latency-ns applies to "
                 "mode=mmio only\n");

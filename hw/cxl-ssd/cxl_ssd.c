@@ -110,6 +110,7 @@ static bool cxl_ssd_start_uffd(CXLSSDState *s, MemoryRegion *vmr,
     s->media = media;
 
     cxl_ssd_hooks_fill(s, &hooks);
+    cxl_ssd_tlb_init(s, &hooks);
     hooks.media_error = cxl_ssd_media_error;
     s->trap = cxlssd_trap_new(s->model, s->media, s->media_size, &tcfg,
                               &hooks, err, sizeof(err));
@@ -137,6 +138,7 @@ static void cxl_ssd_release(CXLSSDState *s)
         cxlssd_model_free(s->model);
         s->model = NULL;
     }
+    cxl_ssd_tlb_free(s);
     g_free(s->vcpu_tids);
     s->vcpu_tids = NULL;
 }

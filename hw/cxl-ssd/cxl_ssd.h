@@ -17,6 +17,7 @@
 OBJECT_DECLARE_TYPE(CXLSSDState, CXLSSDClass, CXL_SSD)
 
 typedef struct CXLSSDMmio CXLSSDMmio;
+typedef struct CXLSSDTlbMap CXLSSDTlbMap;
 
 struct CXLSSDState {
     CXLType3Dev parent_obj;
@@ -33,6 +34,7 @@ struct CXLSSDState {
     struct cxlssd_model *model;
     struct cxlssd_trap *trap;       /* uffd mode */
     CXLSSDMmio *mmio;               /* mmio mode */
+    CXLSSDTlbMap *tlb_map;          /* delivery=tlb: where TLB entries are */
     uint8_t *media;                 /* uffd: registered mapping of the memfd;
                                      * mmio: the backend's own mapping */
     uint8_t *media_host;            /* the backend's own mapping (never
@@ -75,6 +77,20 @@ static inline bool cxl_ssd_sigbus(const CXLSSDState *s)
     return s->cfg.mode == CXLSSD_MODE_UFFD &&
            s->cfg.delivery == CXLSSD_DELIVERY_SIGBUS;
 }
+
+/* uffd mode with access-path (TCG TLB fill) miss delivery */
+static inline bool cxl_ssd_tlb(const CXLSSDState *s)
+{
+    return s->cfg.mode == CXLSSD_MODE_UFFD &&
+           s->cfg.delivery == CXLSSD_DELIVERY_TLB;
+}
+
+/* cxl_ssd_tlb.c: delivery=tlb; init (after the model and the vCPU
+ * snapshot) adds the trap's unmapped hook, attach puts the TLB-fill hook on
+ * the overlay's RAM block */
+void cxl_ssd_tlb_init(CXLSSDState *s, struct cxlssd_trap_hooks *hooks);
+void cxl_ssd_tlb_free(CXLSSDState *s);
+void cxl_ssd_tlb_attach(CXLSSDState *s);
 
 /* cxl_ssd_window.c: HDM commit tracking and the overlay */
 void cxl_ssd_window_init(CXLSSDState *s);

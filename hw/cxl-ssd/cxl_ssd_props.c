@@ -139,6 +139,21 @@ bool cxl_ssd_check_options(CXLSSDState *s, uint64_t device_size,
             return false;
         }
     }
+    if (s->cfg.delivery == CXLSSD_DELIVERY_TLB) {
+        /* The hook is in TCG's TLB fill; KVM maps the window itself. */
+        if (!tcg_enabled()) {
+            error_setg(errp, "delivery=tlb: needs -accel tcg (under %s "
+                       "vCPUs reach the window without TCG's TLB); use "
+                       "poll or busy", current_accel_name());
+            return false;
+        }
+        if (s->cfg.mode != CXLSSD_MODE_UFFD) {
+            error_setg(errp, "delivery=tlb: needs mode=uffd (mode=mmio "
+                       "traps every access already); use mode=uffd or "
+                       "leave delivery unset");
+            return false;
+        }
+    }
     if (cxlssd_trap_check_cpus(s->cfg.handler_cpus, err, sizeof(err)) < 0) {
         error_setg(errp, "%s", err);
         return false;

@@ -164,6 +164,9 @@ static void cxl_ssd_window_map(CXLSSDState *s)
         /* Not registered for migration: the data lives in the memdev. */
         memory_region_init_ram_ptr(&s->overlay, OBJECT(s), name, size,
                                    s->media + d.skip);
+        if (cxl_ssd_tlb(s)) {
+            cxl_ssd_tlb_attach(s);
+        }
     } else {
         cxl_ssd_mmio_init_overlay(s, d.skip, size);
     }

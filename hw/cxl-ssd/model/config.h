@@ -41,6 +41,10 @@ enum cxlssd_delivery {
     /* In-thread delivery: the faulting thread serves its own miss in a
      * SIGBUS handler (rules in trap/trap.h). */
     CXLSSD_DELIVERY_SIGBUS = 8,
+    /* Access-path delivery (QEMU under TCG): the vCPU serves a miss in
+     * TCG's TLB fill, before the RAM entry is installed; handler threads
+     * as poll serve what still faults on the host (trap/trap.h). */
+    CXLSSD_DELIVERY_TLB = 9,
 };
 
 #define CXLSSD_MAX_HANDLER_THREADS 64

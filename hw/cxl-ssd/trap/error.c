@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "trap_int.h"
@@ -28,6 +29,15 @@ bool trap_set_in_signal_handler(bool in)
 bool trap_in_signal_handler(void)
 {
     return in_signal_handler;
+}
+
+pid_t trap_thread_id(void)
+{
+    static _Thread_local pid_t tid;
+    if (!tid) {
+        tid = (pid_t)syscall(SYS_gettid);
+    }
+    return tid;
 }
 
 void trap_error(struct cxlssd_trap *t, const char *fmt, ...)

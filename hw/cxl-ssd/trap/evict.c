@@ -39,6 +39,15 @@ static int cmp_page(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The embedder drops its cached translations of the pages (trap.h). */
+static void unmapped(struct cxlssd_trap *t, uint64_t first, uint64_t n)
+{
+    if (t->hooks.unmapped && !trap_in_signal_handler()) {
+        t->hooks.unmapped(t->hooks.opaque, first, n);
+        atomic_fetch_add_explicit(&t->st_tlb_inval, 1, memory_order_relaxed);
+    }
+}
+
 void trap_unmap_range(struct cxlssd_trap *t, uint64_t first, uint64_t n)
 {
     if (madvise(t->base + first * t->page_size, n * t->page_size,
@@ -49,6 +58,7 @@ void trap_unmap_range(struct cxlssd_trap *t, uint64_t first, uint64_t n)
     }
     atomic_fetch_add_explicit(&t->st_madvise, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&t->st_unmapped, n, memory_order_relaxed);
+    unmapped(t, first, n);
 }
 
 #define UNMAP_CHUNK (CXLSSD_MAX_VICTIMS > EVICT_BATCH ? CXLSSD_MAX_VICTIMS \
@@ -80,6 +90,11 @@ static void unmap_runs(struct cxlssd_trap *t, const struct iovec *iov,
             atomic_fetch_add_explicit(&t->st_unmapped,
                                       total / t->page_size,
                                       memory_order_relaxed);
+            for (uint32_t i = 0; i < n; i++) {
+                unmapped(t, (uint64_t)((char *)iov[i].iov_base - t->base) /
+                                t->page_size,
+                         iov[i].iov_len / t->page_size);
+            }
             return;
         }
         if (r < 0 && (errno == ENOSYS || errno == EINVAL ||

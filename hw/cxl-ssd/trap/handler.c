@@ -37,6 +37,9 @@
 
 static void *handler_main(void *arg);
 
+/* Set on handler threads: only they count in t->readers. */
+static _Thread_local bool handler_thread;
+
 /*
  * Serialize hook (e.g. the BQL) and deadlock avoidance: a handler blocked
  * in serialize_begin() for a vCPU fault waits for a lock whose holder (say
@@ -77,6 +80,11 @@ static void spawn_spare(struct cxlssd_trap *t)
 bool trap_serialize_begin(void *trap, pid_t tid)
 {
     struct cxlssd_trap *t = trap;
+    /* Another thread serving its own miss (access-path delivery, QEMU's
+     * own access) blocks no handler. */
+    if (!handler_thread) {
+        return t->hooks.serialize_begin(t->hooks.opaque, tid);
+    }
     /* The hook may block (the BQL) behind a thread that is about to fault
      * on this range: never let every handler block in it. */
     if (atomic_fetch_sub(&t->readers, 1) == 1) {
@@ -116,6 +124,7 @@ static void handle_msg(struct cxlssd_trap *t, const struct uffd_msg *msg,
         trap_uffd_unprotect(t, page);
         return;
     }
+    atomic_fetch_add_explicit(&t->st_host_route, 1, memory_order_relaxed);
     trap_serve_miss(t, page, (flags & UFFD_PAGEFAULT_FLAG_WRITE) != 0, tid,
                     t_fault, true);
 }
@@ -128,6 +137,7 @@ static void *handler_main(void *arg)
     uint64_t last_event = cxlssd_now_ns();
     struct uffd_msg msg;
 
+    handler_thread = true;
     for (;;) {
         if (atomic_load_explicit(&t->stop, memory_order_relaxed) ||
             trap_park_if_paused(t)) {

@@ -47,7 +47,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -78,16 +77,6 @@ static bool sigbus_is_write(void *uctx)
 #endif
 }
 
-/* The calling thread's id; the system call is made once per thread. */
-static pid_t thread_id(void)
-{
-    static _Thread_local pid_t tid;
-    if (!tid) {
-        tid = (pid_t)syscall(SYS_gettid);
-    }
-    return tid;
-}
-
 static void sigbus_serve(struct cxlssd_trap *t, uintptr_t addr, bool write,
                          uint64_t t_fault)
 {
@@ -112,7 +101,7 @@ static void sigbus_serve(struct cxlssd_trap *t, uintptr_t addr, bool write,
         }
         return;
     }
-    trap_serve_miss(t, page, write, thread_id(), t_fault, true);
+    trap_serve_miss(t, page, write, trap_thread_id(), t_fault, true);
 }
 
 void cxlssd_trap_access(struct cxlssd_trap *t, uint64_t offset,
@@ -133,7 +122,7 @@ void cxlssd_trap_access(struct cxlssd_trap *t, uint64_t offset,
             }
             continue;
         }
-        trap_serve_miss(t, page, write, thread_id(), cxlssd_now_ns(), false);
+        trap_serve_miss(t, page, write, trap_thread_id(), cxlssd_now_ns(), false);
     }
 }
 

@@ -23,6 +23,9 @@ const char *cxlssd_delivery_name(enum cxlssd_delivery d)
     if (d == CXLSSD_DELIVERY_SIGBUS) {
         return "sigbus";
     }
+    if (d == CXLSSD_DELIVERY_TLB) {
+        return "tlb";
+    }
     return (unsigned)d < CXLSSD_DELIVERY_COUNT ? delivery_names[d] : "?";
 }
 
@@ -31,6 +34,10 @@ int cxlssd_delivery_from_name_any(const char *name,
 {
     if (name && strcmp(name, "sigbus") == 0) {
         *out = CXLSSD_DELIVERY_SIGBUS;
+        return 0;
+    }
+    if (name && strcmp(name, "tlb") == 0) {
+        *out = CXLSSD_DELIVERY_TLB;
         return 0;
     }
     return cxlssd_delivery_from_name(name, out);
@@ -149,8 +156,10 @@ struct cxlssd_trap *cxlssd_trap_new(struct cxlssd_model *model,
         return NULL;
     }
     if ((unsigned)cfg->delivery >= CXLSSD_DELIVERY_COUNT &&
-        cfg->delivery != CXLSSD_DELIVERY_SIGBUS) {
-        snprintf(err, errlen, "delivery=%d: must be poll, busy or sigbus",
+        cfg->delivery != CXLSSD_DELIVERY_SIGBUS &&
+        cfg->delivery != CXLSSD_DELIVERY_TLB) {
+        snprintf(err, errlen, "delivery=%d: must be poll, busy, sigbus or "
+                 "tlb",
                  (int)cfg->delivery);
         return NULL;
     }
@@ -290,6 +299,9 @@ void cxlssd_trap_get_stats(struct cxlssd_trap *t, struct cxlssd_trap_stats *out)
     out->pages_unmapped = atomic_load(&t->st_unmapped);
     out->bql_wait_ns = ss.serialize_wait_ns;
     out->sigbus_faults = atomic_load(&t->st_sigbus);
+    out->tlb_fill_misses = atomic_load(&t->st_tlb_fill);
+    out->host_route_misses = atomic_load(&t->st_host_route);
+    out->tlb_invalidations = atomic_load(&t->st_tlb_inval);
     out->remaps = ss.remaps;
     out->unclocked_misses = ss.unclocked_misses;
     struct cxlssd_media_stats ms;

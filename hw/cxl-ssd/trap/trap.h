@@ -42,6 +42,17 @@
  *    first.
  * Handler threads still run (poll mode) to complete prefetches at their
  * deadlines.  Not offered by cxlssd_delivery_from_name().
+ *
+ * CXLSSD_DELIVERY_TLB, access-path delivery (the QEMU device under TCG):
+ * registration and handler threads exactly as POLL, plus
+ * cxlssd_trap_tlb_fill(), which the embedder calls on the accessing
+ * thread before it lets that thread reach a page through a cached
+ * translation (TCG's TLB fill): a non-resident page is served there as a
+ * miss (UFFDIO_CONTINUE without a wake).  The embedder drops its cached
+ * translations of unmapped pages in the unmapped() hook.  Whatever still
+ * faults on the host (an access through a translation that was not
+ * dropped yet, any other thread) is served by the handler threads as in
+ * POLL.  Not offered by cxlssd_delivery_from_name().
  */
 
 struct cxlssd_trap_hooks {
@@ -71,6 +82,13 @@ struct cxlssd_trap_hooks {
      * succeeds.  May be NULL; never called in the SIGBUS handler (like
      * the trace hooks; the error line and the counter still are). */
     void (*media_error)(void *opaque, uint64_t page, int err);
+    /*
+     * Pages [@first, @first + @n) of the range were unmapped (eviction,
+     * reset), on whichever thread unmapped them: CXLSSD_DELIVERY_TLB drops
+     * the accessors' cached translations of them here.  May be NULL;
+     * never called in the SIGBUS handler.
+     */
+    void (*unmapped)(void *opaque, uint64_t first, uint64_t n);
     /*
      * Trace hooks of the miss path (fault, decision, evict, writeback, GC,
      * prefetch issue/complete, map, miss done with its record), called with
@@ -175,6 +193,18 @@ void cxlssd_trap_reset(struct cxlssd_trap *t);
 void cxlssd_trap_access(struct cxlssd_trap *t, uint64_t offset,
                         uint64_t len, bool write);
 
+/*
+ * CXLSSD_DELIVERY_TLB: the calling thread is about to reach the page at
+ * @offset through a cached translation, for a store if @write.  A
+ * non-resident page is served as a miss right here (model, NAND wait,
+ * UFFDIO_CONTINUE with DONTWAKE, record; bql hook as for a fault); a store
+ * marks the page dirty (clearing its write protection).  Returns true if
+ * the translation may allow stores, false for a clean page under dirty
+ * tracking (the first store must come back here).
+ */
+bool cxlssd_trap_tlb_fill(struct cxlssd_trap *t, uint64_t offset,
+                          bool write);
+
 /* True if dirty tracking (uffd WP on this mapping) is active. */
 bool cxlssd_trap_dirty_tracking(const struct cxlssd_trap *t);
 /* Human-readable mechanism description for manifests. */
@@ -191,6 +221,10 @@ struct cxlssd_trap_stats {
     uint64_t records_written;
     uint64_t records_dropped;
     uint64_t sigbus_faults;     /* SIGBUS delivery: signals served */
+    uint64_t tlb_fill_misses;   /* access-path delivery: misses served by
+                                 * cxlssd_trap_tlb_fill() */
+    uint64_t host_route_misses; /* MINOR/MISSING uffd events read */
+    uint64_t tlb_invalidations; /* unmapped() hook calls */
     uint64_t remaps;            /* faults on pages the model holds resident
                                  * that were not mapped: mapped again */
     uint64_t unclocked_misses;  /* compensated from the handler's own

@@ -62,7 +62,7 @@ TRAP_ASAN_TESTS := $(patsubst %,$(BUILD)/trap-asan/%,$(TRAP_TEST_NAMES))
 TRAP_TSAN_TESTS := $(patsubst %,$(BUILD)/trap-tsan/%,$(TRAP_TEST_NAMES))
 # basic (~3x slower under TSan) and latency (timing) stay out of `make test`
 TRAP_TSAN_NAMES := test_trap_concurrency test_trap_reset test_trap_dirty \
-    test_trap_serialize test_trap_fault_clock
+    test_trap_serialize test_trap_fault_clock test_trap_tlb
 UNIT_TESTS += $(TRAP_TESTS)
 SANITIZER_TESTS += $(TRAP_ASAN_TESTS) \
     $(patsubst %,$(BUILD)/trap-tsan/%,$(TRAP_TSAN_NAMES))

@@ -10,6 +10,7 @@
  *   trap.c        life cycle (new/free), statistics, names
  *   handler.c     handler threads: read uffd events, serialisation hook
  *   sigbus.c      in-thread SIGBUS delivery, QEMU's own accesses
+ *   tlb.c         access-path delivery (the embedder's TLB fill)
  *   serve.c       a fault -> a request for the miss service
  *                 (model/miss_service.c), and the uffd substrate it uses
  *   evict.c       unmapping, the background eviction worker
@@ -50,6 +51,8 @@ void trap_error(struct cxlssd_trap *t, const char *fmt, ...)
  * around serving a signal; returns the previous value). */
 bool trap_set_in_signal_handler(bool in);
 bool trap_in_signal_handler(void);
+/* The calling thread's id (one system call per thread). */
+pid_t trap_thread_id(void);
 
 /* ---- uffd.c: userfaultfd setup and ioctls ---- */
 struct trap_uffd_probe {
@@ -142,6 +145,11 @@ void trap_serve_miss(struct cxlssd_trap *t, uint64_t page, bool write,
  * detach (after unregistering): unpublish and wait for running handlers. */
 int trap_sigbus_attach(struct cxlssd_trap *t, char *err, size_t errlen);
 void trap_sigbus_detach(struct cxlssd_trap *t);
+
+/* ---- tlb.c: access-path delivery (CXLSSD_DELIVERY_TLB) ---- */
+/* Whether the calling thread serves a miss in cxlssd_trap_tlb_fill():
+ * nobody sleeps on its page, so mapping it wakes nobody. */
+bool trap_in_access_path(void);
 
 /* ---- handler.c ---- */
 int trap_handlers_start(struct cxlssd_trap *t, char *err, size_t errlen);
@@ -242,6 +250,9 @@ struct cxlssd_trap {
     _Atomic uint64_t st_madvise;
     _Atomic uint64_t st_unmapped;
     _Atomic uint64_t st_sigbus;
+    _Atomic uint64_t st_tlb_fill;       /* tlb.c: misses served */
+    _Atomic uint64_t st_host_route;     /* MINOR/MISSING events read */
+    _Atomic uint64_t st_tlb_inval;      /* hooks.unmapped calls */
 };
 
 #endif

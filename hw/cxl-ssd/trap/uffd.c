@@ -267,7 +267,7 @@ void trap_uffd_unregister(struct cxlssd_trap *t)
 
 void trap_uffd_wake(struct cxlssd_trap *t, uint64_t page, uint64_t n)
 {
-    if (t->sigbus) {
+    if (t->sigbus || trap_in_access_path()) {
         return;     /* nobody sleeps on the range: the faulter retries */
     }
     struct uffdio_range rg = {
@@ -285,7 +285,7 @@ int trap_uffd_continue(struct cxlssd_trap *t, uint64_t page, uint64_t n,
     c.range.start = (uint64_t)(uintptr_t)(t->base + page * t->page_size);
     c.range.len = n * t->page_size;
     c.mode = (wp && t->wp) ? UFFDIO_CONTINUE_MODE_WP : 0;
-    if (t->sigbus) {
+    if (t->sigbus || trap_in_access_path()) {
         c.mode |= UFFDIO_CONTINUE_MODE_DONTWAKE;    /* nobody to wake */
     }
     for (;;) {
@@ -321,8 +321,9 @@ void trap_uffd_unprotect(struct cxlssd_trap *t, uint64_t page)
     memset(&wp, 0, sizeof(wp));
     wp.range.start = (uint64_t)(uintptr_t)(t->base + page * t->page_size);
     wp.range.len = t->page_size;
-    wp.mode = t->sigbus ? UFFDIO_WRITEPROTECT_MODE_DONTWAKE
-                        : 0;    /* clear WP and wake */
+    wp.mode = t->sigbus || trap_in_access_path()
+              ? UFFDIO_WRITEPROTECT_MODE_DONTWAKE
+              : 0;    /* clear WP and wake */
     if (ioctl(t->uffd, UFFDIO_WRITEPROTECT, &wp) < 0) {
         trap_uffd_wake(t, page, 1);
     }

@@ -1,0 +1,248 @@
+/*
+ * Trap engine, access-path delivery (CXLSSD_DELIVERY_TLB) without QEMU:
+ * each accessing thread keeps a software "TLB" (per page: no entry, read,
+ * read/write), calls cxlssd_trap_tlb_fill() before it uses a page it has no
+ * (or only a read) entry for, as TCG's TLB fill does, and the trap's
+ * unmapped() hook drops the entries of unmapped pages.  Then:
+ *  - two threads read a pattern through the registered view over 16x the
+ *    cache, then write a new one in disjoint halves (read first, so the
+ *    store needs a second fill of a clean page), then verify through the
+ *    plain view and the registered one, for eviction sync and background:
+ *    no mismatch, the misses come through the fill (tlb_fill_misses +
+ *    host_route_misses >= misses, host_route_misses <= misses / 10), the first stores mark pages dirty (dirty evictions), a clean
+ *    page's fill is read-only under dirty tracking;
+ *  - an access through an entry the hook did not drop (a stale one: the
+ *    hook is off) still gets its data, through the poll handler
+ *    (host_route_misses > 0): the safety net.
+ */
+#include <pthread.h>
+
+#include "trap_test.h"
+
+#define NPAGES 512
+#define FRAMES 32
+#define THREADS 2
+
+/* per-thread software TLB: 0 none, 1 read, 2 read/write */
+static _Atomic unsigned char soft_tlb[THREADS][NPAGES];
+static atomic_bool drop_entries = true;
+static _Atomic uint64_t readonly_fills, bad_fills;
+
+static void unmapped(void *opaque, uint64_t first, uint64_t n)
+{
+    (void)opaque;
+    if (!atomic_load(&drop_entries)) {
+        return;
+    }
+    for (int t = 0; t < THREADS; t++) {
+        for (uint64_t p = first; p < first + n && p < NPAGES; p++) {
+            atomic_store(&soft_tlb[t][p], 0);
+        }
+    }
+}
+
+struct job {
+    struct env *e;
+    struct cxlssd_trap *t;
+    int id;             /* soft TLB index, half to write */
+    int op;             /* 0 verify all, 1 write half */
+    uint64_t seed;
+    uint64_t bad;
+};
+
+/* What the TLB-fill path does before an access to page @p. */
+static void fill(struct job *j, uint64_t p, bool write)
+{
+    unsigned char have = atomic_load(&soft_tlb[j->id][p]);
+    if (have == 2 || (have == 1 && !write)) {
+        return;
+    }
+    bool w = cxlssd_trap_tlb_fill(j->t, p * PG, write);
+    if (write && !w) {
+        atomic_fetch_add(&bad_fills, 1);    /* a store must be allowed */
+    }
+    if (!w) {
+        atomic_fetch_add(&readonly_fills, 1);
+    }
+    atomic_store(&soft_tlb[j->id][p], w ? 2 : 1);
+}
+
+static void *worker(void *arg)
+{
+    struct job *j = arg;
+    struct env *e = j->e;
+    if (j->op == 0) {
+        for (uint64_t p = 0; p < e->npages; p++) {
+            fill(j, p, false);
+            j->bad += check_page(e->a, p, j->seed);
+        }
+        return NULL;
+    }
+    uint64_t lo = j->id ? e->npages / 2 : 0, n = e->npages / 2;
+    for (uint64_t k = 0; k < n; k++) {
+        uint64_t p = lo + (k * 37) % n;
+        fill(j, p, false);
+        (void)*(volatile uint64_t *)(e->a + p * PG);
+        fill(j, p, true);
+        uint64_t *w = (uint64_t *)(e->a + p * PG);
+        for (uint64_t i = 0; i < PG / 8; i++) {
+            w[i] = pat(j->seed, p, i);
+        }
+    }
+    return NULL;
+}
+
+static uint64_t run2(struct env *e, struct cxlssd_trap *t, int op,
+                     uint64_t seed)
+{
+    struct job j[THREADS];
+    pthread_t th[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        j[i] = (struct job){ .e = e, .t = t, .id = i, .op = op,
+                             .seed = seed };
+        pthread_create(&th[i], NULL, worker, &j[i]);
+    }
+    uint64_t bad = 0;
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(th[i], NULL);
+        bad += j[i].bad;
+    }
+    return bad;
+}
+
+static struct cxlssd_trap *start(struct env *e, struct cxlssd_model *m,
+                                 const char *name)
+{
+    char err[256];
+    struct cxlssd_trap_config tc;
+    test_trap_config(&tc, CXLSSD_DELIVERY_TLB, 1);
+    struct cxlssd_trap_hooks hooks = { .unmapped = unmapped };
+    memset(soft_tlb, 0, sizeof(soft_tlb));
+    struct cxlssd_trap *t = cxlssd_trap_new(m, e->a, e->len, &tc, &hooks,
+                                            err, sizeof(err));
+    if (!t) {
+        tap_ok(0, "%s: cxlssd_trap_new: %s", name, err);
+    }
+    return t;
+}
+
+static void data_path(struct env *e, enum cxlssd_eviction ev)
+{
+    char name[96];
+    snprintf(name, sizeof(name), "tlb eviction=%s",
+             cxlssd_eviction_name(ev));
+    struct cxlssd_model *m = test_policy_model(NPAGES, FRAMES,
+                                               CXLSSD_POLICY_CLOCK, 0, ev,
+                                               name);
+    if (!m) {
+        return;
+    }
+    uint64_t seed1 = 0x7b1 + ev, seed2 = seed1 * 31 + 1;
+    fill_pattern(e->b, NPAGES, seed1);
+    atomic_store(&drop_entries, true);
+    atomic_store(&readonly_fills, 0);
+    atomic_store(&bad_fills, 0);
+    struct cxlssd_trap *t = start(e, m, name);
+    if (!t) {
+        cxlssd_model_free(m);
+        return;
+    }
+    uint64_t bad1 = run2(e, t, 0, seed1);
+    uint64_t bad2 = run2(e, t, 1, seed2);
+    uint64_t badb = 0;
+    for (uint64_t p = 0; p < NPAGES; p++) {
+        badb += check_page(e->b, p, seed2);
+    }
+    uint64_t bad3 = run2(e, t, 0, seed2);
+    struct cxlssd_stats s;
+    cxlssd_model_get_stats(m, &s);
+    struct cxlssd_trap_stats ts;
+    cxlssd_trap_get_stats(t, &ts);
+    bool wp = cxlssd_trap_dirty_tracking(t);
+    cxlssd_trap_free(t);
+    cxlssd_model_free(m);
+    tap_ok(bad1 == 0 && bad2 == 0 && badb == 0 && bad3 == 0 &&
+           s.misses >= 3 * NPAGES - FRAMES && ts.tlb_fill_misses + ts.host_route_misses >= s.misses &&
+           ts.host_route_misses <= s.misses / 10 && s.evictions_dirty > 0 &&
+           ts.tlb_invalidations > 0 && atomic_load(&bad_fills) == 0 &&
+           (!wp || atomic_load(&readonly_fills) > 0),
+           "%s: mismatches read=%llu write=%llu viaB=%llu reread=%llu; "
+           "misses=%llu tlb_fill_misses=%llu host_route_misses=%llu "
+           "invalidations=%llu dirty evictions=%llu read-only fills=%llu "
+           "(tracking %s)", name,
+           (unsigned long long)bad1, (unsigned long long)bad2,
+           (unsigned long long)badb, (unsigned long long)bad3,
+           (unsigned long long)s.misses,
+           (unsigned long long)ts.tlb_fill_misses,
+           (unsigned long long)ts.host_route_misses,
+           (unsigned long long)ts.tlb_invalidations,
+           (unsigned long long)s.evictions_dirty,
+           (unsigned long long)atomic_load(&readonly_fills),
+           wp ? "on" : "off");
+}
+
+/* Entries are not dropped: every access after an eviction uses a stale
+ * one, faults on the host and is served by the handler thread. */
+static void safety_net(struct env *e)
+{
+    const char *name = "tlb stale entries";
+    struct cxlssd_model *m = test_policy_model(NPAGES, FRAMES,
+                                               CXLSSD_POLICY_FIFO, 0,
+                                               CXLSSD_EVICTION_SYNC, name);
+    if (!m) {
+        return;
+    }
+    fill_pattern(e->b, NPAGES, 0x5afe);
+    atomic_store(&drop_entries, false);
+    struct cxlssd_trap *t = start(e, m, name);
+    if (!t) {
+        cxlssd_model_free(m);
+        return;
+    }
+    uint64_t bad = run2(e, t, 0, 0x5afe) + run2(e, t, 0, 0x5afe);
+    struct cxlssd_trap_stats ts;
+    cxlssd_trap_get_stats(t, &ts);
+    cxlssd_trap_free(t);
+    cxlssd_model_free(m);
+    tap_ok(bad == 0 && ts.host_route_misses > 0 && ts.tlb_fill_misses > 0,
+           "%s: mismatches=%llu, host_route_misses=%llu (the poll handler "
+           "served the stale entries' faults), tlb_fill_misses=%llu", name,
+           (unsigned long long)bad, (unsigned long long)ts.host_route_misses,
+           (unsigned long long)ts.tlb_fill_misses);
+    atomic_store(&drop_entries, true);
+}
+
+int main(void)
+{
+    watchdog(120);
+    struct env e;
+    if (env_open(&e, NPAGES) < 0) {
+        tap_skip_all("memfd/mmap unavailable");
+    }
+    char err[256];
+    struct cxlssd_config mc;
+    test_model_config(&mc, NPAGES, FRAMES);
+    struct cxlssd_model *probe = cxlssd_model_new(&mc, err, sizeof(err));
+    struct cxlssd_trap_config tc;
+    test_trap_config(&tc, CXLSSD_DELIVERY_TLB, 1);
+    struct cxlssd_trap *pt = probe ? cxlssd_trap_new(probe, e.a, e.len, &tc,
+                                                     NULL, err, sizeof(err))
+                                   : NULL;
+    if (!pt) {
+        tap_diag("cxlssd_trap_new: %s", err);
+        tap_skip_all("userfaultfd MINOR unavailable");
+    }
+    cxlssd_trap_free(pt);
+    cxlssd_model_free(probe);
+    enum cxlssd_delivery d;
+    tap_ok(cxlssd_delivery_from_name_any("tlb", &d) == 0 &&
+           d == CXLSSD_DELIVERY_TLB &&
+           strcmp(cxlssd_delivery_name(d), "tlb") == 0 &&
+           cxlssd_delivery_from_name("tlb", &d) < 0,
+           "delivery name tlb: only through cxlssd_delivery_from_name_any");
+    data_path(&e, CXLSSD_EVICTION_SYNC);
+    data_path(&e, CXLSSD_EVICTION_BACKGROUND);
+    safety_net(&e);
+    env_close(&e);
+    return tap_done();
+}
