@@ -138,26 +138,40 @@ def main():
 
     # --- two threads over 1.5x the cache: they sample over one window ---
     # With both threads sampling through one window, each 0.75x-cache region
-    # competes with the other and the hit fraction stays within 1/WSS; a run
+    # competes with the other and the hit fraction stays that of one thread
+    # chasing the whole 1.5x (about 1/WSS: 0.69-0.71 measured here, as a
+    # chase visits each page's lines without repeats within a cycle); a run
     # whose hit fraction exceeds it must say so with overlap_fraction < 0.9
     # (a thread descheduled for milliseconds on these 2 shared cores lets the
-    # other run alone).  Up to 3 tries for an overlapped run.  The margin:
-    # even inside the window the threads progress at unequal rates, and a
-    # FIFO cache gives the faster thread (whose samples weigh more) a larger
-    # share: a quiet CI run measured 0.699 at overlap_fraction 0.90; threads
-    # that did not overlap at all gave 0.975.
-    bound = 1 / 1.5 + 0.05
+    # other run alone).  Up to 3 tries for an overlapped run.  The margin
+    # (0.10): even inside the window the threads progress at unequal rates,
+    # and a FIFO cache gives the faster thread (whose samples weigh more) a
+    # larger share: overlapped runs measured 0.699 and 0.708 against one
+    # thread's 0.644; threads that did not overlap gave 0.936-1.000.
+    chase = ["--pattern", "rand", "--stride", "64", "--wss-ratio", "1.5",
+             "--samples", "20000", "--quiet"]
+    device = ["--size", "64M", "--device",
+              "cache-size=8M,precondition=on,eviction=background",
+              "--delivery", "sigbus", "--no-breakdown"]
+
+    def hit_fraction(outdir):
+        raw = tables.read_column(os.path.join(outdir, "mio-dax-raw.csv"),
+                                 "ns_per_load")
+        return raw, (sum(1 for v in raw if v < 3100) / len(raw) if raw else 1.0)
+
+    outdir = os.path.join(tmp, "overlap-1t")
+    rc, out, err = run(device + ["--out", outdir, "--"] + chase + ["--threads", "1"])
+    hf1 = hit_fraction(outdir)[1] if rc == 0 else 1.0
+    bound = hf1 + 0.10
+    if not ok(rc == 0 and 0.55 <= hf1 <= 0.8,
+              f"overlap: one thread over 1.5x the cache hits {hf1:.3f} (about 1/WSS)"):
+        diag(out[-2000:] + err[-2000:])
     overlapped = None
     for attempt in range(3):
         outdir = os.path.join(tmp, f"overlap{attempt}")
-        rc, out, err = run(["--size", "64M", "--device",
-                            "cache-size=8M,precondition=on,eviction=background",
-                            "--delivery", "sigbus", "--out", outdir, "--no-breakdown",
-                            "--", "--pattern", "rand", "--stride", "64", "--wss-ratio",
-                            "1.5", "--threads", "2", "--samples", "20000", "--quiet"])
+        rc, out, err = run(device + ["--out", outdir, "--"] + chase + ["--threads", "2"])
         m = lines_with(out, "mio:")
-        raw = tables.read_column(os.path.join(outdir, "mio-dax-raw.csv"),
-                                 "ns_per_load") if rc == 0 else []
+        raw, hf = hit_fraction(outdir) if rc == 0 else ([], 1.0)
         if not ok(rc == 0 and m and len(raw) == int(m[0]["samples_total"]),
                   f"overlap try {attempt}: 2 threads ran, the raw file holds the "
                   f"{len(raw)} samples of the overlap window"):
@@ -165,23 +179,22 @@ def main():
             break
         of = float(m[0]["overlap_fraction"])
         taken = int(m[0]["samples_taken"])
-        hf = sum(1 for v in raw if v < 3100) / len(raw) if raw else 1.0
         ok(0 <= of <= len(raw) / taken + 1e-3 and 20000 <= taken <= 40000,
            f"overlap try {attempt}: overlap_fraction={of} ({len(raw)} of {taken} "
            f"samples taken in the window)")
         ok(hf <= bound or of < 0.9,
-           f"overlap try {attempt}: hit fraction {hf:.3f} within the 1/WSS bound "
-           f"0.667 + 0.05, or the run flagged as not overlapped (overlap_fraction={of})")
+           f"overlap try {attempt}: hit fraction {hf:.3f} within one thread's "
+           f"{hf1:.3f} + 0.10, or the run flagged as not overlapped (overlap_fraction={of})")
         if of >= 0.9:
             overlapped = hf
             break
     if overlapped is None:
-        tap.skip("overlap: an overlapped 2-thread run within the 1/WSS bound",
+        tap.skip("overlap: an overlapped 2-thread run within one thread's hit fraction + 0.10",
                  "no run with overlap_fraction >= 0.9 in 3 tries (the cores are busy)")
     else:
         ok(overlapped <= bound,
            f"overlap: an overlapped 2-thread run's hit fraction {overlapped:.3f} "
-           f"<= 0.667 + 0.05")
+           f"<= one thread's {hf1:.3f} + 0.10")
 
     # --- plain-memory baseline, interleaved with the device in one MIO run ---
     outdir = os.path.join(tmp, "wss035")
