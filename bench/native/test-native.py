@@ -144,10 +144,11 @@ def main():
     # whose hit fraction exceeds it must say so with overlap_fraction < 0.9
     # (a thread descheduled for milliseconds on these 2 shared cores lets the
     # other run alone).  Up to 3 tries for an overlapped run.  The margin
-    # (0.10): even inside the window the threads progress at unequal rates,
+    # (0.15): even inside the window the threads progress at unequal rates,
     # and a FIFO cache gives the faster thread (whose samples weigh more) a
-    # larger share: overlapped runs measured 0.699 and 0.708 against one
-    # thread's 0.644; threads that did not overlap gave 0.936-1.000.
+    # larger share: runs with overlap_fraction >= 0.9 measured 0.687-0.740
+    # against one thread's 0.634-0.644; threads that did not overlap gave
+    # 0.936-1.000.
     chase = ["--pattern", "rand", "--stride", "64", "--wss-ratio", "1.5",
              "--samples", "20000", "--quiet"]
     device = ["--size", "64M", "--device",
@@ -162,7 +163,7 @@ def main():
     outdir = os.path.join(tmp, "overlap-1t")
     rc, out, err = run(device + ["--out", outdir, "--"] + chase + ["--threads", "1"])
     hf1 = hit_fraction(outdir)[1] if rc == 0 else 1.0
-    bound = hf1 + 0.10
+    bound = hf1 + 0.15
     if not ok(rc == 0 and 0.55 <= hf1 <= 0.8,
               f"overlap: one thread over 1.5x the cache hits {hf1:.3f} (about 1/WSS)"):
         diag(out[-2000:] + err[-2000:])
@@ -184,17 +185,17 @@ def main():
            f"samples taken in the window)")
         ok(hf <= bound or of < 0.9,
            f"overlap try {attempt}: hit fraction {hf:.3f} within one thread's "
-           f"{hf1:.3f} + 0.10, or the run flagged as not overlapped (overlap_fraction={of})")
+           f"{hf1:.3f} + 0.15, or the run flagged as not overlapped (overlap_fraction={of})")
         if of >= 0.9:
             overlapped = hf
             break
     if overlapped is None:
-        tap.skip("overlap: an overlapped 2-thread run within one thread's hit fraction + 0.10",
+        tap.skip("overlap: an overlapped 2-thread run within one thread's hit fraction + 0.15",
                  "no run with overlap_fraction >= 0.9 in 3 tries (the cores are busy)")
     else:
         ok(overlapped <= bound,
            f"overlap: an overlapped 2-thread run's hit fraction {overlapped:.3f} "
-           f"<= one thread's {hf1:.3f} + 0.10")
+           f"<= one thread's {hf1:.3f} + 0.15")
 
     # --- plain-memory baseline, interleaved with the device in one MIO run ---
     outdir = os.path.join(tmp, "wss035")
