@@ -143,12 +143,13 @@ def main():
     # chase visits each page's lines without repeats within a cycle); a run
     # whose hit fraction exceeds it must say so with overlap_fraction < 0.9
     # (a thread descheduled for milliseconds on these 2 shared cores lets the
-    # other run alone).  Up to 3 tries for an overlapped run.  The margin
-    # (0.15): even inside the window the threads progress at unequal rates,
-    # and a FIFO cache gives the faster thread (whose samples weigh more) a
-    # larger share: runs with overlap_fraction >= 0.9 measured 0.687-0.740
-    # against one thread's 0.634-0.644; threads that did not overlap gave
-    # 0.936-1.000.
+    # other run alone).  Inside the window the threads can still progress
+    # at unequal rates (the evictor and the other thread share 2 cores), and
+    # a FIFO cache gives the faster thread, whose samples weigh more, a
+    # larger share: runs with overlap_fraction >= 0.9 measured 0.687-0.820
+    # against one thread's 0.630-0.644.  So the bound (+0.10) applies to a
+    # run whose threads also took at least 40% of the window's samples each;
+    # up to 3 tries for one.  Threads that did not overlap gave 0.936-1.000.
     chase = ["--pattern", "rand", "--stride", "64", "--wss-ratio", "1.5",
              "--samples", "20000", "--quiet"]
     device = ["--size", "64M", "--device",
@@ -160,10 +161,16 @@ def main():
                                  "ns_per_load")
         return raw, (sum(1 for v in raw if v < 3100) / len(raw) if raw else 1.0)
 
+    def min_thread_share(outdir):
+        """The smaller thread's share of the window's samples: threads that
+        progress at equal rates each take about half."""
+        th = tables.read_column(os.path.join(outdir, "mio-dax-raw.csv"), "thread")
+        return min(th.count(t) for t in (0, 1)) / len(th) if th else 0.0
+
     outdir = os.path.join(tmp, "overlap-1t")
     rc, out, err = run(device + ["--out", outdir, "--"] + chase + ["--threads", "1"])
     hf1 = hit_fraction(outdir)[1] if rc == 0 else 1.0
-    bound = hf1 + 0.15
+    bound = hf1 + 0.10
     if not ok(rc == 0 and 0.55 <= hf1 <= 0.8,
               f"overlap: one thread over 1.5x the cache hits {hf1:.3f} (about 1/WSS)"):
         diag(out[-2000:] + err[-2000:])
@@ -183,19 +190,23 @@ def main():
         ok(0 <= of <= len(raw) / taken + 1e-3 and 20000 <= taken <= 40000,
            f"overlap try {attempt}: overlap_fraction={of} ({len(raw)} of {taken} "
            f"samples taken in the window)")
-        ok(hf <= bound or of < 0.9,
+        share = min_thread_share(outdir)
+        together = of >= 0.9 and share >= 0.4
+        ok(hf <= bound or not together,
            f"overlap try {attempt}: hit fraction {hf:.3f} within one thread's "
-           f"{hf1:.3f} + 0.15, or the run flagged as not overlapped (overlap_fraction={of})")
-        if of >= 0.9:
+           f"{hf1:.3f} + 0.10, or the threads did not run together at equal rates "
+           f"(overlap_fraction={of}, smaller thread's share {share:.2f})")
+        if together:
             overlapped = hf
             break
     if overlapped is None:
-        tap.skip("overlap: an overlapped 2-thread run within one thread's hit fraction + 0.15",
-                 "no run with overlap_fraction >= 0.9 in 3 tries (the cores are busy)")
+        tap.skip("overlap: a 2-thread run at equal rates within one thread's hit fraction + 0.10",
+                 "no run with overlap_fraction >= 0.9 and both threads >= 40% of the "
+                 "samples in 3 tries (the cores are busy)")
     else:
         ok(overlapped <= bound,
-           f"overlap: an overlapped 2-thread run's hit fraction {overlapped:.3f} "
-           f"<= one thread's {hf1:.3f} + 0.15")
+           f"overlap: a 2-thread run at equal rates hits {overlapped:.3f} "
+           f"<= one thread's {hf1:.3f} + 0.10")
 
     # --- plain-memory baseline, interleaved with the device in one MIO run ---
     outdir = os.path.join(tmp, "wss035")
