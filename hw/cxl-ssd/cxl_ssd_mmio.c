@@ -275,22 +275,9 @@ bool cxl_ssd_mmio_get_stats(CXLSSDState *s, struct cxlssd_trap_stats *ts)
     if (!m->media) {
         return false;
     }
-    /* the same fields as the trap's (trap/trap.c), from the same store */
     cxlssd_media_get_stats(m->media, &ms);
-    ts->media_fills = ms.fills;
-    ts->media_zero_fills = ms.zero_fills;
-    ts->media_writebacks = ms.writebacks;
-    ts->media_writeback_errors = ms.writeback_errors;
-    ts->media_stuck_pages = ms.stuck_pages;
-    ts->media_touched_pages = ms.touched_pages;
-    ts->media_file_allocated_bytes = ms.file_allocated_bytes;
-    ts->media_restored = ms.restored;
-    ts->media_recovered = ms.recovered;
-    ts->metadata_bytes = cxlssd_media_metadata_bytes(s->model, m->media);
-    if (ms.touched_pages) {
-        ts->metadata_bytes_per_touched_page =
-            (ts->metadata_bytes + ms.touched_pages / 2) / ms.touched_pages;
-    }
+    cxlssd_trap_stats_set_media(ts, &ms,
+                                cxlssd_media_metadata_bytes(s->model, m->media));
     return true;
 }
 

@@ -285,6 +285,26 @@ const char *cxlssd_trap_dirty_mechanism(const struct cxlssd_trap *t)
     return t->mechanism;
 }
 
+void cxlssd_trap_stats_set_media(struct cxlssd_trap_stats *out,
+                                 const struct cxlssd_media_stats *ms,
+                                 uint64_t metadata_bytes)
+{
+    out->media_fills = ms->fills;
+    out->media_zero_fills = ms->zero_fills;
+    out->media_writebacks = ms->writebacks;
+    out->media_writeback_errors = ms->writeback_errors;
+    out->media_stuck_pages = ms->stuck_pages;
+    out->media_touched_pages = ms->touched_pages;
+    out->media_file_allocated_bytes = ms->file_allocated_bytes;
+    out->media_restored = ms->restored;
+    out->media_recovered = ms->recovered;
+    out->metadata_bytes = metadata_bytes;
+    if (ms->touched_pages) {
+        out->metadata_bytes_per_touched_page =
+            (metadata_bytes + ms->touched_pages / 2) / ms->touched_pages;
+    }
+}
+
 void cxlssd_trap_get_stats(struct cxlssd_trap *t, struct cxlssd_trap_stats *out)
 {
     struct cxlssd_miss_service_stats ss;
@@ -306,21 +326,7 @@ void cxlssd_trap_get_stats(struct cxlssd_trap *t, struct cxlssd_trap_stats *out)
     out->unclocked_misses = ss.unclocked_misses;
     struct cxlssd_media_stats ms;
     if (cxlssd_trap_media_stats(t, &ms)) {
-        out->media_fills = ms.fills;
-        out->media_zero_fills = ms.zero_fills;
-        out->media_writebacks = ms.writebacks;
-        out->media_writeback_errors = ms.writeback_errors;
-        out->media_stuck_pages = ms.stuck_pages;
-        out->media_touched_pages = ms.touched_pages;
-        out->media_file_allocated_bytes = ms.file_allocated_bytes;
-        out->media_restored = ms.restored;
-        out->media_recovered = ms.recovered;
-        out->metadata_bytes = cxlssd_trap_metadata_bytes(t);
-        if (ms.touched_pages) {
-            out->metadata_bytes_per_touched_page =
-                (out->metadata_bytes + ms.touched_pages / 2) /
-                ms.touched_pages;
-        }
+        cxlssd_trap_stats_set_media(out, &ms, cxlssd_trap_metadata_bytes(t));
     }
     if (t->ring) {
         cxlssd_record_writer_sync(t->rec_writer);

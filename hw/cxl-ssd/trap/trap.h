@@ -249,6 +249,11 @@ void cxlssd_trap_get_stats(struct cxlssd_trap *t, struct cxlssd_trap_stats *out)
 struct cxlssd_media_stats;
 bool cxlssd_trap_media_stats(struct cxlssd_trap *t,
                              struct cxlssd_media_stats *out);
+/* The media_* and metadata_* fields of @out from a media store's stats
+ * (the trap's own, or mmio mode's store). */
+void cxlssd_trap_stats_set_media(struct cxlssd_trap_stats *out,
+                                 const struct cxlssd_media_stats *ms,
+                                 uint64_t metadata_bytes);
 /* Host memory of the model's metadata now (model/media.h). */
 uint64_t cxlssd_trap_metadata_bytes(struct cxlssd_trap *t);
 
