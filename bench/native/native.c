@@ -120,10 +120,6 @@ int main(int argc, char **argv)
                 strerror(errno));
         return 4;
     }
-    if (!o.mc.record_path && o.out) {
-        snprintf(path, sizeof(path), "%s/misses.csv", o.out);
-        o.mc.record_path = strdup(path);
-    }
     const char *recpath = o.mc.record_path && *o.mc.record_path
                           ? o.mc.record_path : NULL;
     /* Signals from the trap must reach every accessing thread (MIO's

@@ -65,9 +65,10 @@ static void usage(FILE *f)
         cxlssd_prop_describe(&cxlssd_props[i], &defaults, line, sizeof(line));
         fprintf(f, "  %-22s %s\n", cxlssd_props[i].name, line);
     }
-    fputs("\nNatively mode is uffd only, bql off only and dram-latency-ns 0 "
-          "only (they\nbelong to QEMU's MMIO path and BQL); size is the "
-          "memdev's size in QEMU.\n", f);
+    fputs("\nNatively mode is uffd only and bql off only (they belong to "
+          "QEMU's MMIO path\nand BQL), so mode=mmio's dram-latency-ns is "
+          "refused as in QEMU's mode=uffd;\nsize is the memdev's size in "
+          "QEMU.\n", f);
 }
 
 /* One property, as -device cxl-ssd would take it. */
@@ -143,12 +144,21 @@ static int check_native(const struct cxlssd_config *mc)
                 "sigbus\n");
         return -1;
     }
-    if (mc->dram_latency_ns) {
-        fprintf(stderr, "cxlssd-native: dram-latency-ns applies to "
-                "mode=mmio only\n");
-        return -1;
-    }
     return 0;
+}
+
+/* --out's record file, before validate: properties that need a record
+ * file (record-ab) see it. */
+static int default_record(struct native_opts *o)
+{
+    char path[4096];
+
+    if (!o->out || o->mc.record_path) {
+        return 0;
+    }
+    snprintf(path, sizeof(path), "%s/misses.csv", o->out);
+    o->mc.record_path = strdup(path);
+    return o->mc.record_path ? 0 : -1;
 }
 
 enum { O_DEVICE = 256, O_SIZE, O_OUT, O_RAM, O_NOBD, O_QUIET, O_HELP,
@@ -212,6 +222,9 @@ int native_parse_opts(int argc, char **argv, struct native_opts *o)
     free(lo);
     if (rc < 0 && check_native(&o->mc) < 0) {
         rc = 2;
+    }
+    if (rc < 0 && default_record(o) < 0) {
+        rc = 4;
     }
     o->mio_argc = argc - optind;
     o->mio_argv = argv + optind;

@@ -3,9 +3,13 @@
  * Every row becomes a qdev property on CXLSSDState.cfg with the table's
  * default; its help text is the row's description and range; enumerations
  * (mode, delivery, policy, eviction) are parsed when set, with the table's
- * names and messages.  Ranges are checked at realize by the model's
- * cxlssd_config_validate(), as in the native tool; this file adds only what
- * needs QEMU or the host (accelerator, BQL, host CPUs and RAM).
+ * names and messages.  Every setter marks its row as set by the user
+ * (-device, -global, QMP), unless it only stores the default when the
+ * object is created, so that the model's combination rules refuse what
+ * the user set but would have no effect.  Ranges and combinations are
+ * checked at realize by the model's cxlssd_config_validate(), as in the
+ * native tool; this file adds only what needs QEMU or the host
+ * (accelerator, BQL, host CPUs and RAM).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -88,6 +92,38 @@ static const Property cxl_ssd_props[] = {
 #undef CXLSSD_PROP
 };
 
+/* qdev's setter and default initialiser of each row, which the marking
+ * ones below wrap */
+static ObjectPropertyAccessor *cxl_ssd_qdev_set[CXLSSD_NPROPS];
+static ObjectPropertyInit *cxl_ssd_qdev_init[CXLSSD_NPROPS];
+
+/* cxl_ssd_props[i] is the qdev property of cxlssd_props[i] */
+static size_t cxl_ssd_row_index(const void *opaque)
+{
+    return (const Property *)opaque - cxl_ssd_props;
+}
+
+static void cxl_ssd_set_marked(Object *obj, Visitor *v, const char *name,
+                               void *opaque, Error **errp)
+{
+    ERRP_GUARD();
+    size_t i = cxl_ssd_row_index(opaque);
+
+    cxl_ssd_qdev_set[i](obj, v, name, opaque, errp);
+    if (!*errp) {
+        cxlssd_prop_mark_set(&cxlssd_props[i], &CXL_SSD(obj)->cfg, true);
+    }
+}
+
+/* The default goes through the setter too: it does not count as set. */
+static void cxl_ssd_init_unmarked(Object *obj, ObjectProperty *op)
+{
+    size_t i = cxl_ssd_row_index(op->opaque);
+
+    cxl_ssd_qdev_init[i](obj, op);
+    cxlssd_prop_mark_set(&cxlssd_props[i], &CXL_SSD(obj)->cfg, false);
+}
+
 void cxl_ssd_props_class_init(ObjectClass *oc)
 {
     char desc[1024];
@@ -95,6 +131,16 @@ void cxl_ssd_props_class_init(ObjectClass *oc)
 
     device_class_set_props(DEVICE_CLASS(oc), cxl_ssd_props);
     for (i = 0; i < cxlssd_nprops; i++) {
+        ObjectProperty *op = object_class_property_find(oc,
+                                                        cxlssd_props[i].name);
+
+        assert(op && op->set && op->opaque == &cxl_ssd_props[i]);
+        cxl_ssd_qdev_set[i] = op->set;
+        op->set = cxl_ssd_set_marked;
+        if (op->init) {
+            cxl_ssd_qdev_init[i] = op->init;
+            op->init = cxl_ssd_init_unmarked;
+        }
         /* QEMU's help appends the default */
         cxlssd_prop_describe(&cxlssd_props[i], NULL, desc, sizeof(desc));
         object_class_property_set_description(oc, cxlssd_props[i].name,
@@ -145,12 +191,6 @@ bool cxl_ssd_check_options(CXLSSDState *s, uint64_t device_size,
             error_setg(errp, "delivery=tlb: needs -accel tcg (under %s "
                        "vCPUs reach the window without TCG's TLB); use "
                        "poll or busy", current_accel_name());
-            return false;
-        }
-        if (s->cfg.mode != CXLSSD_MODE_UFFD) {
-            error_setg(errp, "delivery=tlb: needs mode=uffd (mode=mmio "
-                       "traps every access already); use mode=uffd or "
-                       "leave delivery unset");
             return false;
         }
     }

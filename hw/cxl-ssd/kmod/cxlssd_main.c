@@ -8,7 +8,8 @@
  * messages as -device cxl-ssd.  A bad value fails the load with the
  * message in the kernel log.  Properties of the device's delivery (mode,
  * bql, delivery, handler-threads, handler-cpus, record, dram-latency-ns,
- * compensate*) are accepted and have no effect here (see README.md).
+ * compensate*) have no effect here; combinations QEMU refuses are refused
+ * alike (see README.md).
  *
  * Module-only parameters: size (device bytes, default 256M, allocated
  * with vmalloc at load), wait_mode (busy or sleep: how a miss waits out

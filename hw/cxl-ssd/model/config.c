@@ -1,7 +1,9 @@
 /*
  * cxl-ssd configuration: the property table as data, enumeration names,
- * defaults and validation.  Every check names the property and the allowed
- * range; nothing aborts.  Text parsing and help text are in props.c.
+ * defaults and validation: ranges, then the properties that only act
+ * together with another one (the combination rules, below).  Every check
+ * names the property and the allowed range or the property it needs;
+ * nothing aborts.  Text parsing and help text are in props.c.
  */
 #include "config.h"
 
@@ -107,6 +109,27 @@ void cxlssd_prop_set_num(const struct cxlssd_prop *p,
     case CXLSSD_PROP_STR:
         break;
     }
+}
+
+void cxlssd_prop_mark_set(const struct cxlssd_prop *p,
+                          struct cxlssd_config *cfg, bool set)
+{
+    size_t i = (size_t)(p - cxlssd_props);
+    uint32_t bit = 1u << (i % 32);
+
+    if (set) {
+        cfg->set_bits[i / 32] |= bit;
+    } else {
+        cfg->set_bits[i / 32] &= ~bit;
+    }
+}
+
+bool cxlssd_prop_is_set(const struct cxlssd_prop *p,
+                        const struct cxlssd_config *cfg)
+{
+    size_t i = (size_t)(p - cxlssd_props);
+
+    return (cfg->set_bits[i / 32] >> (i % 32)) & 1;
 }
 
 bool cxlssd_prop_has_range(const struct cxlssd_prop *p)
@@ -328,6 +351,112 @@ static int check_geometry(const struct cxlssd_config *cfg, char *err,
     return 0;
 }
 
+/* ---- combinations ---- */
+
+static bool in_uffd_mode(const struct cxlssd_config *cfg)
+{
+    return cfg->mode == CXLSSD_MODE_UFFD;
+}
+
+static bool in_mmio_mode(const struct cxlssd_config *cfg)
+{
+    return cfg->mode == CXLSSD_MODE_MMIO;
+}
+
+static bool compensating(const struct cxlssd_config *cfg)
+{
+    return cfg->compensate;
+}
+
+static bool recording(const struct cxlssd_config *cfg)
+{
+    return cfg->record_path && cfg->record_path[0];
+}
+
+static bool with_media(const struct cxlssd_config *cfg)
+{
+    return cfg->media_path && cfg->media_path[0];
+}
+
+static bool background_eviction(const struct cxlssd_config *cfg)
+{
+    return cfg->eviction == CXLSSD_EVICTION_BACKGROUND;
+}
+
+static bool derived_blocks(const struct cxlssd_config *cfg)
+{
+    return cfg->blocks_per_lun == 0;
+}
+
+/*
+ * A property that acts only when @acts holds: set by the user while it
+ * does not, it would be ignored without a word, so validate refuses it.
+ * @acts looks at values, so a default that satisfies it is fine (mode is
+ * uffd unless set).  Accepted on purpose, though they have no effect:
+ *  - eviction=background (and its evict-low/evict-high) in mode=mmio,
+ *    which chooses victims on the miss path: the specs that sweep
+ *    mode = uffd | mmio over one device (fig-policy, breakdown-fig1, the
+ *    workloads' mmio boot) set it for both modes;
+ *  - record-ring without record: the kernel module (kmod/) records every
+ *    miss into its ring whatever record says.
+ */
+static const struct combination {
+    enum cxlssd_prop_row row;
+    bool (*acts)(const struct cxlssd_config *cfg);
+    const char *needs;          /* what makes it act */
+    const char *why;
+} combinations[] = {
+    { CXLSSD_ROW_delivery, in_uffd_mode, "mode=uffd",
+      "mode=mmio serves every access in its MMIO callback, without a miss "
+      "delivery" },
+    { CXLSSD_ROW_handler_threads, in_uffd_mode, "mode=uffd",
+      "mode=mmio has no handler threads: each vCPU serves its own "
+      "accesses" },
+    { CXLSSD_ROW_handler_cpus, in_uffd_mode, "mode=uffd",
+      "mode=mmio has no handler threads: each vCPU serves its own "
+      "accesses" },
+    { CXLSSD_ROW_track_dirty, in_uffd_mode, "mode=uffd",
+      "mode=mmio sees every write in its MMIO callback" },
+    { CXLSSD_ROW_dram_latency_ns, in_mmio_mode, "mode=mmio",
+      "in mode=uffd resident pages are mapped: their accesses never reach "
+      "the device" },
+    { CXLSSD_ROW_compensate_ns, compensating, "compensate=on",
+      "it is a part of what compensation subtracts from each NAND "
+      "wait" },
+    { CXLSSD_ROW_record_ab, recording, "record=PATH",
+      "it chooses which misses are written to the record file" },
+    { CXLSSD_ROW_media_page_cache, with_media, "media=PATH",
+      "it chooses whether the host page cache keeps the media file" },
+    { CXLSSD_ROW_evict_low_pct, background_eviction, "eviction=background",
+      "eviction=sync has no watermarks: victims are chosen on the miss "
+      "path" },
+    { CXLSSD_ROW_evict_high_pct, background_eviction, "eviction=background",
+      "eviction=sync has no watermarks: victims are chosen on the miss "
+      "path" },
+    { CXLSSD_ROW_op_pct, derived_blocks, "nand-blocks=0",
+      "a nonzero nand-blocks fixes the blocks per LUN; over-provisioning "
+      "only derives them" },
+};
+
+static int check_combinations(const struct cxlssd_config *cfg, char *err,
+                              size_t errlen)
+{
+    for (size_t i = 0; i < sizeof(combinations) / sizeof(combinations[0]);
+         i++) {
+        const struct combination *c = &combinations[i];
+        const struct cxlssd_prop *p = &cxlssd_props[c->row];
+        char val[64];
+
+        if (cxlssd_prop_is_set(p, cfg) && !c->acts(cfg)) {
+            cxlssd_prop_format(p, cfg, val, sizeof(val));
+            return cxlssd_fail(err, errlen,
+                "%s=%s: needs %s (%s); drop %s or set %s", p->name, val,
+                c->needs, c->why, p->name, c->needs);
+        }
+    }
+    return 0;
+}
+
 int cxlssd_config_validate(const struct cxlssd_config *cfg,
                            char *err, size_t errlen)
 {
@@ -341,7 +470,8 @@ int cxlssd_config_validate(const struct cxlssd_config *cfg,
     if (check_rows(cfg, err, errlen) < 0 ||
         check_capacity(cfg, err, errlen) < 0 ||
         check_cache(cfg, err, errlen) < 0 ||
-        check_geometry(cfg, err, errlen) < 0) {
+        check_geometry(cfg, err, errlen) < 0 ||
+        check_combinations(cfg, err, errlen) < 0) {
         return -1;
     }
     return 0;

@@ -62,11 +62,22 @@ enum cxlssd_delivery {
 #define CXLSSD_CTYPE_POLICY     enum cxlssd_policy
 #define CXLSSD_CTYPE_EVICTION   enum cxlssd_eviction
 
+/* Index of each row of props.def in cxlssd_props[] (CXLSSD_ROW_policy). */
+enum cxlssd_prop_row {
+#define CXLSSD_PROP(K, F, N, D, LO, HI, DESC) CXLSSD_ROW_##F,
+#include "props.def"
+#undef CXLSSD_PROP
+    CXLSSD_NPROPS
+};
+
 struct cxlssd_config {
     uint64_t device_size;       /* bytes; from the memdev (not a property) */
 #define CXLSSD_PROP(K, F, N, D, LO, HI, DESC) CXLSSD_CTYPE_##K F;
 #include "props.def"
 #undef CXLSSD_PROP
+    /* Bit CXLSSD_ROW_x: the user gave property x a value (whatever it
+     * is, the default included); see cxlssd_prop_mark_set(). */
+    uint32_t set_bits[(CXLSSD_NPROPS + 31) / 32];
 };
 
 enum cxlssd_prop_kind {
@@ -103,19 +114,34 @@ uint64_t cxlssd_prop_get_num(const struct cxlssd_prop *p,
                              const struct cxlssd_config *cfg);
 void cxlssd_prop_set_num(const struct cxlssd_prop *p,
                          struct cxlssd_config *cfg, uint64_t v);
+/*
+ * Whether the user set @p: cxlssd_config_set() marks what it sets; a
+ * front end that stores values itself (QEMU's qdev properties) marks them
+ * with cxlssd_prop_mark_set(), and unmarks what it only set to the
+ * default.  cxlssd_config_defaults() clears every mark.  Validate refuses
+ * a property the user set that has no effect given the others.
+ */
+void cxlssd_prop_mark_set(const struct cxlssd_prop *p,
+                          struct cxlssd_config *cfg, bool set);
+bool cxlssd_prop_is_set(const struct cxlssd_prop *p,
+                        const struct cxlssd_config *cfg);
 /* True if validate checks the row's min..max (and help shows it). */
 bool cxlssd_prop_has_range(const struct cxlssd_prop *p);
 bool cxlssd_prop_is_enum(const struct cxlssd_prop *p);
 
-/* Fill @cfg with the defaults for a device of @device_size bytes. */
+/* Fill @cfg with the defaults for a device of @device_size bytes (none
+ * of them counts as set by the user). */
 void cxlssd_config_defaults(struct cxlssd_config *cfg, uint64_t device_size);
 
 /* Free the STR values cxlssd_config_set() copied (not QEMU's). */
 void cxlssd_config_free_strings(struct cxlssd_config *cfg);
 
 /*
- * Check every field.  Returns 0, or -1 with a message in @err such as
- * "nand-channels=0: must be in 1..256".
+ * Check every field, then the combinations: a property the user set that
+ * has no effect given the others is refused, naming both.  Returns 0, or
+ * -1 with a message in @err such as "nand-channels=0: must be in 1..256"
+ * or "media-page-cache=off: needs media=PATH (...); drop media-page-cache
+ * or set media=PATH".
  */
 int cxlssd_config_validate(const struct cxlssd_config *cfg,
                            char *err, size_t errlen);
@@ -123,7 +149,8 @@ int cxlssd_config_validate(const struct cxlssd_config *cfg,
 /*
  * Set one property from text ("policy", "clock"; also "size", the memdev
  * size).  Sizes take K/M/G/T suffixes, times ns/us/ms/s; STR values are
- * copied, replacing (and freeing) the previous copy.  Returns 0, or -1 with
+ * copied, replacing (and freeing) the previous copy.  The property then
+ * counts as set by the user (cxlssd_prop_is_set).  Returns 0, or -1 with
  * a message naming the property and the allowed values/range.
  */
 int cxlssd_config_set(struct cxlssd_config *cfg, const char *name,

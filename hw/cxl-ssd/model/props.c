@@ -310,7 +310,11 @@ int cxlssd_config_set(struct cxlssd_config *cfg, const char *name,
         return cxlssd_fail(err, errlen, "%s: unknown property (see -device "
                            "cxl-ssd,help)", name);
     }
-    return set_row(p, cfg, value, err, errlen);
+    if (set_row(p, cfg, value, err, errlen) < 0) {
+        return -1;
+    }
+    cxlssd_prop_mark_set(p, cfg, true);     /* for the combination rules */
+    return 0;
 }
 
 /* ---- values and help ---- */
