@@ -8,7 +8,8 @@ each running many misses while the other made no progress.  The records
 can: in time order, how often the next miss is the other vCPU's.  Two
 vCPUs missing at once at equal rates give ~0.5 (poll: 0.50, sigbus: 0.45
 in runs here); vCPUs taking turns give a few per cent (delivery=tlb: 0.067
-and 0.045 in the same boots; bench/floor/README.md).
+and 0.045 in the same boots; bench/floor/README.md).  The records must be
+complete (no records_dropped), and they hold warmup misses as well.
 """
 
 import bisect
