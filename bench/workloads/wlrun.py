@@ -16,6 +16,10 @@ sweep.cache-pct:
                                    the hit fraction (0: no such boot)
   workload.policy = membind        numactl policy for the CXL node:
                                    membind, preferred or interleave
+  workload.numa-maps = off         on: each run also samples the
+                                   workload's /proc/<pid>/numa_maps (its
+                                   anonymous pages per node, guest file
+                                   numa-<name>-<target>-<repeat>.txt)
   guest.<opt>, device.<prop>       as in every spec (bench/lib/spec.py);
                                    guest.smp = 2 runs on two vCPUs
   sweep.cache-pct = 10 | 25 | 50 | 100 | 150   device cache as % of wss
@@ -47,9 +51,11 @@ COUNTERS = ("misses", "trapped_hits", "evictions_clean", "evictions_dirty",
             "loading_waits", "nand_reads", "nand_writes", "faults")
 DEFAULTS = {"workload.value": "4096", "workload.ops": "5000", "workload.secs": "3",
             "workload.repeats": "3", "workload.hit-repeats": "1",
-            "workload.policy": "membind",
+            "workload.policy": "membind", "workload.numa-maps": "off",
             "workload.wss-ratio": "2", "guest.mem-size": "256M"}
 BEGIN_RE = re.compile(rb"@@BEGIN (phase-[A-Za-z0-9._-]+) 0\n")
+# guest.<opt> keys that are boot-guest options
+BOOT_OPTIONS = ("mem-size", "ram", "smp", "accel", "timeout", "cpu", "ram-backend")
 
 
 def load(path, overrides=()):
@@ -71,6 +77,8 @@ def load(path, overrides=()):
         raise ValueError(f"{path}: workload.kind must name a script in {JOBS}")
     if cfg["workload.policy"] not in ("membind", "preferred", "interleave"):
         raise ValueError(f"{path}: workload.policy must be membind, preferred or interleave")
+    if cfg["workload.numa-maps"] not in ("on", "off"):
+        raise ValueError(f"{path}: workload.numa-maps must be on or off")
     for key in ("workload.repeats", "workload.hit-repeats"):
         if not cfg[key].isdigit() or (key == "workload.repeats" and int(cfg[key]) < 1):
             raise ValueError(f"{path}: {key} must be a whole number"
@@ -83,9 +91,11 @@ def shell_name(name):
     return re.sub(r"[^A-Za-z0-9_]", "_", name)
 
 
-def job_script(workloads, targets):
+def job_script(workloads, targets, phase_pause=1):
     """The guest job: common.sh, then every workload's wl_run under its own
-    name and its settings, run on each of @targets (dram, cxl)."""
+    name and its settings, run on each of @targets (dram, cxl).
+    @phase_pause: seconds the guest waits at a phase marker for the host to
+    read the device counters (0: no watcher, e.g. cxl-type3)."""
     with open(os.path.join(JOBS, "common.sh")) as f:
         parts = [f.read()]
     for name, cfg in workloads:
@@ -96,7 +106,8 @@ def job_script(workloads, targets):
         env = {"WL_NAME": name, "WL_WSS": str(cfg["wss"]),
                "WL_VALUE": cfg["workload.value"], "WL_OPS": cfg["workload.ops"],
                "WL_SECS": cfg["workload.secs"], "WL_REPEATS": cfg["workload.repeats"],
-               "WL_POLICY": cfg["workload.policy"], "WL_TARGETS": " ".join(targets)}
+               "WL_POLICY": cfg["workload.policy"], "WL_NUMA_MAPS": cfg["workload.numa-maps"],
+               "WL_PHASE_PAUSE": str(phase_pause), "WL_TARGETS": " ".join(targets)}
         parts.append(" ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()))
         parts.append(f"wl_run() {{ wl_run_{shell_name(name)} \"$@\"; }}\nrun_all")
     return "\n".join(parts) + "\n"
@@ -149,7 +160,8 @@ def boot(tag, workloads, device, targets, outdir, initrd, log=print, uri=None):
     rdir = os.path.join(outdir, "guest")
     job = os.path.join(outdir, "job.sh")
     with open(job, "w") as f:
-        f.write(job_script(workloads, targets))
+        # the phase watcher reads cxl-ssd's counters only
+        f.write(job_script(workloads, targets, 1 if device.startswith("cxl-ssd") else 0))
     sockdir = subprocess.check_output(["mktemp", "-d", "/tmp/cxlssd-wl.XXXXXX"],
                                       text=True).strip()
     sock = os.path.join(sockdir, "phase.sock")
@@ -163,7 +175,7 @@ def boot(tag, workloads, device, targets, outdir, initrd, log=print, uri=None):
     # stock cxl-type3 under TCG runs these programs 10-100x slower than
     # DRAM: boot-guest's default 600 s is too short for a boot of them.
     guest.setdefault("timeout", "2400")
-    for opt in ("mem-size", "ram", "smp", "accel", "timeout", "cpu", "ram-backend"):
+    for opt in BOOT_OPTIONS:
         if opt in guest:
             cmd += [f"--{opt}", guest[opt]]
     cmd += ["--", "-qmp", f"unix:{sock},server=on,wait=off"]

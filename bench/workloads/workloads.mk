@@ -3,7 +3,7 @@
 # (bench/workloads/README.md).
 #
 #   make bench-workloads   every bench/specs/wl-*.spec (reduced scale, about
-#                          20-30 min under TCG here); WORKLOADS_ARGS adds
+#                          20-25 min under TCG here); WORKLOADS_ARGS adds
 #                          bench-workloads options (--no-sweep, --setups,
 #                          --set guest.smp=2, --via libvirt, specs)
 

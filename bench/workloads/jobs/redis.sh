@@ -1,5 +1,7 @@
-# redis-server with its data on the target; redis-benchmark (node 0)
-# fills WL_WSS bytes of WL_VALUE-byte values, then times WL_OPS random GETs.
+# redis-server with its data on the target; redis-cli --pipe (node 0)
+# fills WL_WSS bytes of WL_VALUE-byte values, one SET per key of the
+# keyspace redis-benchmark's -r draws from (key:%012d), then redis-benchmark
+# times WL_OPS random GETs.
 wl_run() {
     "$@" redis-server --port 6379 --save '' --appendonly no --daemonize yes \
         --dir /tmp --logfile /tmp/redis.log
@@ -8,7 +10,16 @@ wl_run() {
         n=$((n - 1)); [ "$n" -gt 0 ] || { cat /tmp/redis.log >&2; exit 1; }; sleep 0.2
     done
     keys=$((WL_WSS / WL_VALUE))
-    numactl --membind=0 redis-benchmark -q -t set -n $((keys * 3)) -r "$keys" -d "$WL_VALUE" -P 32 >/dev/null
+    fill=/tmp/redis-fill-$keys-$WL_VALUE.resp   # made once (the warm-up run), on node 0
+    if [ ! -s "$fill" ]; then
+        numactl --membind=0 awk -v n="$keys" -v size="$WL_VALUE" 'BEGIN {
+            v = "x"; while (length(v) < size) v = v v; v = substr(v, 1, size)
+            for (i = 0; i < n; i++)
+                printf "*3\r\n$3\r\nSET\r\n$16\r\nkey:%012d\r\n$%d\r\n%s\r\n", i, size, v }' >"$fill.tmp"
+        mv "$fill.tmp" "$fill"
+    fi
+    out=$(numactl --membind=0 redis-cli --pipe <"$fill" 2>&1)
+    case $out in *"errors: 0, replies: $keys"*) ;; *) echo "redis fill: $out" >&2; exit 1 ;; esac
     out=$(numactl --membind=0 redis-benchmark --csv -t get -n "$WL_OPS" -r "$keys" -d "$WL_VALUE" -c 4)
     redis-cli shutdown nosave >/dev/null 2>&1 || true
     n=50
