@@ -12,12 +12,13 @@ export KVM_NESTED_INITRAMFS
 .PHONY: kvm-nested-image test-kvm-nested
 kvm-nested-image: $(KVM_NESTED_INITRAMFS)
 
-$(KVM_NESTED_INITRAMFS): $(addprefix $(TOP)/vm-images/nested/,make-l1-initramfs init-l1 l2-run l2-qmp) \
-		$(GUEST_PKGS)/kernel-release $(GUEST_KERNEL) $(GUEST_INITRAMFS) $(QEMU)
+$(KVM_NESTED_INITRAMFS): $(addprefix $(TOP)/vm-images/nested/,make-l1-initramfs init-l1 l2-run l2-qmp \
+		l2-phases) $(GUEST_PKGS)/kernel-release $(GUEST_KERNEL) $(GUEST_INITRAMFS) \
+		$(GUEST_APPS_INITRAMFS) $(QEMU)
 	$(TOP)/vm-images/nested/make-l1-initramfs $(GUEST_PKGS) $(GUEST_KERNEL) \
-		$(GUEST_INITRAMFS) $(QEMU) $@
+		$(GUEST_INITRAMFS) $(GUEST_APPS_INITRAMFS) $(QEMU) $@
 
-test-kvm-nested: $(KVM_NESTED_INITRAMFS) qemu guest-image mio
+test-kvm-nested: $(KVM_NESTED_INITRAMFS) qemu guest-apps-image mio
 	@$(TOP)/tests/run $(KVM_NESTED_TESTS)/test-kvm-nested
 
 TESTS += $(KVM_NESTED_TESTS)/test-kvm-nested

@@ -11,7 +11,9 @@ L2_ROOT=/l2              # where make-l1-initramfs puts the L2 side in L1
 # with L1's paths, one per line (-accel kvm; a pipe monitor for l2-qmp and
 # -no-shutdown so the counters can be read after power-off).  Arguments
 # named in L2_DROP_ARGS (space-separated) are left out (-no-reboot, for a
-# guest that must really reset).
+# guest that must really reset).  L2_INITRD names L2's initramfs in L1's
+# $L2_ROOT (default initramfs.cpio.gz; initramfs-apps.cpio.gz for the
+# applications image).
 l2_args() {
     local name=$1 d=$L2_ROOT/runs/$1 args opts=() extra=()
     shift
@@ -26,11 +28,12 @@ l2_args() {
                "${opts[@]}" -- "${extra[@]}" \
                -chardev "pipe,id=rigqmp,path=$d/qmp" -mon chardev=rigqmp,mode=control \
                -no-shutdown) || return 1
-    awk -v root="$L2_ROOT" -v drop=" ${L2_DROP_ARGS:-} " '
+    awk -v root="$L2_ROOT" -v drop=" ${L2_DROP_ARGS:-} " \
+        -v initrd="${L2_INITRD:-initramfs.cpio.gz}" '
         NR == 1 { print root "/qemu"; next }
         index(drop, " " $0 " ") { next }
         prev == "-kernel" { $0 = root "/vmlinux" }
-        prev == "-initrd" { $0 = root "/initramfs.cpio.gz" }
+        prev == "-initrd" { $0 = root "/" initrd }
         { print; prev = $0 }' <<<"$args" >"$out/$name.args"
     if grep -qF -e "$TOP" -e "$BUILD" "$out/$name.args"; then
         echo "kvm-nested: $name: host paths left in L2's command line:" >&2
