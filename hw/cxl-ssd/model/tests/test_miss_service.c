@@ -23,6 +23,7 @@
 struct fake {
     unsigned maps, map_writes, unmaps, unmapped, wakes, waits, wait_ends;
     int map_result;
+    uint64_t map_ns;                    /* when map() was last called */
 };
 
 static struct cxlssd_record last;      /* from the miss_done trace hook */
@@ -39,6 +40,7 @@ static int fake_map(void *o, uint64_t page, bool write)
     (void)page;
     f->maps++;
     f->map_writes += write;
+    f->map_ns = cxlssd_now_ns();
     return f->map_result;
 }
 
@@ -160,8 +162,10 @@ static void mapping_substrate(struct fixture *x)
     struct fake *f = &x->f;
     serve(s, 3, true, 0);
     tap_ok(f->maps == 1 && f->map_writes == 1 && f->unmaps == 0 &&
-           cxlssd_page_state(m, 3) == CXLSSD_CACHED && records(x->ring) == 1,
-           "a fill maps the page once (as a write), no victim, one record");
+           cxlssd_page_state(m, 3) == CXLSSD_CACHED && records(x->ring) == 1 &&
+           f->map_ns >= last.t_wait_end_ns,
+           "a fill maps the page once (as a write) after its NAND wait, no "
+           "victim, one record");
 
     f->map_result = 1;                   /* "mapped already" */
     serve(s, 3, false, 0);
