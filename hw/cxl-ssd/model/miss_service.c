@@ -12,12 +12,7 @@
  *                 prefetches; compensate the deadline; wait for it; map
  *                 the page; fill_done.  With defer_unmap the victims are
  *                 unmapped after the map instead (t_unmapped then follows
- *                 t_mapped).  With cfg.evict_catchup, a miss that had to
- *                 take a victim while the background evictor is behind
- *                 unmaps a batch of the evictor's victims with its own: one
- *                 call, one TLB shootdown (each interrupts every other CPU
- *                 running the process), where the misses after it would
- *                 each have paid one.
+ *                 t_mapped).
  *       LOADING   someone else's fill (a duplicate fault, or a prefetched
  *                 page): wait until the page leaves LOADING, completing
  *                 due prefetches meanwhile; CACHED -> wake the faulter,
@@ -74,7 +69,7 @@ struct cxlssd_miss_service {
     struct cxlssd_prefetch_queue *prefetches;
     _Atomic uint64_t ordinal;           /* served misses (cfg.record_ab) */
     _Atomic uint64_t st_duplicate, st_remaps, st_unclocked,
-        st_serialize_wait_ns, st_catchup;
+        st_serialize_wait_ns;
 };
 
 /* Trace hook @hook of the service, unless @quiet (in a signal handler). */
@@ -262,26 +257,6 @@ static void unmap_victims(struct cxlssd_miss_service *svc,
     }
 }
 
-#define EVICT_CATCHUP_MAX 32    /* bounds the stack (the kernel module's too) */
-
-/* A miss's victims and a batch of the background evictor's, unmapped in one
- * call (cfg.evict_catchup).  Out of line: the array costs 1.5 KiB of
- * stack that other misses need not probe. */
-static void __attribute__((__noinline__))
-unmap_with_catchup(struct cxlssd_miss_service *svc, const struct cxlssd_miss *m,
-                   bool quiet)
-{
-    struct cxlssd_victim v[CXLSSD_MAX_VICTIMS + EVICT_CATCHUP_MAX];
-    uint32_t max = svc->cfg.evict_catchup < EVICT_CATCHUP_MAX
-                   ? svc->cfg.evict_catchup : EVICT_CATCHUP_MAX;
-
-    memcpy(v, m->victims, m->nvictims * sizeof(v[0]));
-    uint32_t extra = cxlssd_evict_background(svc->model, now_ns(),
-                                             v + m->nvictims, max);
-    count(&svc->st_catchup, extra);
-    unmap_victims(svc, v, m->nvictims + extra, quiet);
-}
-
 static void queue_prefetches(struct cxlssd_miss_service *svc,
                              const struct cxlssd_prefetch *p, uint32_t n,
                              bool quiet);
@@ -348,11 +323,7 @@ static void serve_fill(struct cxlssd_miss_service *svc,
             TRACE(svc, quiet, gc, req->page, m->gc_runs);
         }
         if (!svc->cfg.defer_unmap) {
-            if (svc->cfg.evict_catchup && cxlssd_evict_needed(svc->model)) {
-                unmap_with_catchup(svc, m, quiet);
-            } else {
-                unmap_victims(svc, m->victims, m->nvictims, quiet);
-            }
+            unmap_victims(svc, m->victims, m->nvictims, quiet);
             rec->t_unmapped_ns = now_ns();
         }
     }
@@ -608,5 +579,4 @@ void cxlssd_miss_service_get_stats(const struct cxlssd_miss_service *svc,
     out->remaps = atomic_load(&svc->st_remaps);
     out->unclocked_misses = atomic_load(&svc->st_unclocked);
     out->serialize_wait_ns = atomic_load(&svc->st_serialize_wait_ns);
-    out->evict_catchup_pages = atomic_load(&svc->st_catchup);
 }

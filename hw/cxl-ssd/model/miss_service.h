@@ -132,14 +132,6 @@ struct cxlssd_miss_service_config {
     uint32_t record_ab;
     /* unmap victims after the page is mapped instead of before the wait */
     bool defer_unmap;
-    /*
-     * Background eviction fallen behind (a fill had to take a victim while
-     * free frames are below the low watermark): that miss also takes up to
-     * this many of the evictor's victims and unmaps them with its own in
-     * one call, one TLB shootdown for all, so the misses after it find free
-     * frames again.  0: never (a substrate whose unmap costs per page).
-     */
-    uint32_t evict_catchup;
 };
 
 struct cxlssd_miss_request {
@@ -157,7 +149,6 @@ struct cxlssd_miss_service_stats {
     uint64_t remaps;            /* resident pages that were not mapped */
     uint64_t unclocked_misses;  /* compensated without t_host_fault_ns */
     uint64_t serialize_wait_ns; /* total time in serialize_begin() */
-    uint64_t evict_catchup_pages;   /* evictor's victims taken by misses */
 };
 
 struct cxlssd_miss_service;

@@ -110,18 +110,6 @@ static void unmap_runs(struct cxlssd_trap *t, const struct iovec *iov,
     }
 }
 
-bool trap_unmap_batches(struct cxlssd_trap *t)
-{
-    /* an empty range: refused where unmap_runs' call would be, else a no-op */
-    struct iovec iov = { .iov_base = t->base, .iov_len = 0 };
-    if (syscall(SYS_process_madvise, TRAP_PIDFD_SELF_PROCESS, &iov, (size_t)1,
-                MADV_DONTNEED, 0u) == 0) {
-        return true;
-    }
-    atomic_store(&t->madvise_per_run, true);
-    return false;
-}
-
 void trap_unmap_victims(struct cxlssd_trap *t, const struct cxlssd_victim *v,
                         uint32_t n)
 {

@@ -87,8 +87,6 @@ static int service_start(struct cxlssd_trap *t, char *err, size_t errlen)
         .compensate_ns = t->cfg.compensate_ns,
         .record_ab = t->cfg.record_ab,
         .defer_unmap = t->cfg.defer_unmap,
-        .evict_catchup = t->background && trap_unmap_batches(t)
-                         ? TRAP_EVICT_CATCHUP : 0,
     };
     trap_substrate(t, &sc.substrate);
     if (t->hooks.serialize_begin) {
@@ -324,7 +322,6 @@ void cxlssd_trap_get_stats(struct cxlssd_trap *t, struct cxlssd_trap_stats *out)
     out->tlb_fill_misses = atomic_load(&t->st_tlb_fill);
     out->host_route_misses = atomic_load(&t->st_host_route);
     out->tlb_invalidations = atomic_load(&t->st_tlb_inval);
-    out->evict_catchup_pages = ss.evict_catchup_pages;
     out->remaps = ss.remaps;
     out->unclocked_misses = ss.unclocked_misses;
     struct cxlssd_media_stats ms;

@@ -225,8 +225,6 @@ struct cxlssd_trap_stats {
                                  * cxlssd_trap_tlb_fill() */
     uint64_t host_route_misses; /* MINOR/MISSING uffd events read */
     uint64_t tlb_invalidations; /* unmapped() hook calls */
-    uint64_t evict_catchup_pages;   /* see cfg.evict_catchup (model/
-                                     * miss_service.h) */
     uint64_t remaps;            /* faults on pages the model holds resident
                                  * that were not mapped: mapped again */
     uint64_t unclocked_misses;  /* compensated from the handler's own

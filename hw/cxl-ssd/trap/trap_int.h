@@ -105,11 +105,6 @@ void trap_wake_pollers(struct cxlssd_trap *t);
 /* ---- evict.c ---- */
 /* MADV_DONTNEED [first, first+n) of the registered mapping. */
 void trap_unmap_range(struct cxlssd_trap *t, uint64_t first, uint64_t n);
-/* True if this kernel unmaps a batch of ranges in one call (one TLB
- * shootdown): the miss service may then unmap the evictor's victims with a
- * miss's own (TRAP_EVICT_CATCHUP of them). */
-#define TRAP_EVICT_CATCHUP 32
-bool trap_unmap_batches(struct cxlssd_trap *t);
 /* Unmap the pages of @n victims, coalescing contiguous pages (the caller
  * then calls cxlssd_evict_done() for each). */
 void trap_unmap_victims(struct cxlssd_trap *t, const struct cxlssd_victim *v,

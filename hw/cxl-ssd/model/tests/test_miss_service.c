@@ -7,8 +7,6 @@
  * their deadlines through the same map; record_ab leaves out alternate
  * runs.  An every-access substrate (as mmio's) counts a resident page as
  * a hit with no record, and every wait is bracketed by wait_begin/end.
- * With background eviction behind, a miss that takes a victim unmaps
- * evict_catchup of the evictor's victims with its own, in one call.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -81,8 +79,7 @@ struct fixture {
 };
 
 static bool setup(struct fixture *x, const char *what, uint32_t prefetch,
-                  bool every, bool compensate, uint32_t ab, bool background,
-                  uint32_t catchup)
+                  bool every, bool compensate, uint32_t ab)
 {
     struct cxlssd_config mc;
     char err[256] = "";
@@ -92,11 +89,6 @@ static bool setup(struct fixture *x, const char *what, uint32_t prefetch,
     mc.prefetch = prefetch;
     mc.precondition = true;             /* every read takes tR + xfer */
     mc.t_read_ns = 100000;              /* far above a (sanitized) decision */
-    if (background) {                   /* no evictor runs: always behind */
-        mc.eviction = CXLSSD_EVICTION_BACKGROUND;
-        mc.evict_low_pct = 50;
-        mc.evict_high_pct = 100;
-    }
     x->m = cxlssd_model_new(&mc, err, sizeof(err));
     x->ring = cxlssd_record_ring_new(64);
     struct cxlssd_miss_service_config cfg = {
@@ -106,7 +98,6 @@ static bool setup(struct fixture *x, const char *what, uint32_t prefetch,
         .compensate = compensate,
         .compensate_ns = 500,
         .record_ab = ab,
-        .evict_catchup = catchup,
     };
     if (every) {
         cfg.substrate.wait_begin = fake_wait_begin;
@@ -261,56 +252,12 @@ static void every_access_substrate(struct fixture *x)
            "a resident page is a (write) hit, not recorded");
 }
 
-/* The cache full, free frames below the low watermark: the next fill takes
- * a victim, and with evict_catchup more of them, all in one unmap. */
-static void evict_catchup(struct fixture *x)
-{
-    struct fake *f = &x->f;
-    for (uint64_t p = 0; p < FRAMES; p++) {
-        serve(x->s, p, false, 0);
-    }
-    tap_ok(f->unmaps == 0 && cxlssd_evict_needed(x->m),
-           "catch-up: the cache is full, below the low watermark");
-    serve(x->s, FRAMES, false, 0);
-    struct cxlssd_miss_service_stats st;
-    struct cxlssd_stats ms;
-    cxlssd_miss_service_get_stats(x->s, &st);
-    cxlssd_model_get_stats(x->m, &ms);
-    tap_ok(f->unmaps == 1 && st.evict_catchup_pages == FRAMES - 1 &&
-           f->unmapped == FRAMES && last.nvictims == 1 &&
-           ms.free_frames == FRAMES - 1 && !cxlssd_evict_needed(x->m),
-           "catch-up: the fill's victim and %llu of the evictor's in one "
-           "unmap (%u pages); its record names its own victim only; %llu "
-           "frames free",
-           (unsigned long long)st.evict_catchup_pages, f->unmapped,
-           (unsigned long long)ms.free_frames);
-    serve(x->s, FRAMES + 1, false, 0);
-    tap_ok(f->unmaps == 1 && last.nvictims == 0,
-           "catch-up: the next miss finds a free frame, nothing to unmap");
-}
-
-/* Background eviction behind but no evict_catchup (a substrate whose unmap
- * costs per page): the same miss unmaps its own victim alone. */
-static void no_catchup(struct fixture *x)
-{
-    struct fake *f = &x->f;
-    for (uint64_t p = 0; p <= FRAMES; p++) {
-        serve(x->s, p, false, 0);
-    }
-    struct cxlssd_miss_service_stats st;
-    cxlssd_miss_service_get_stats(x->s, &st);
-    tap_ok(f->unmaps == 1 && f->unmapped == 1 && st.evict_catchup_pages == 0,
-           "no catch-up: the fill past the cache unmaps its own victim only");
-}
-
 /* Run @body on a fresh fixture (see setup() for the parameters). */
 static void run(void (*body)(struct fixture *), const char *what,
-                uint32_t prefetch, bool every, bool compensate, uint32_t ab,
-                bool background, uint32_t catchup)
+                uint32_t prefetch, bool every, bool compensate, uint32_t ab)
 {
     struct fixture x;
-    if (setup(&x, what, prefetch, every, compensate, ab, background,
-              catchup)) {
+    if (setup(&x, what, prefetch, every, compensate, ab)) {
         body(&x);
     }
     teardown(&x);
@@ -318,12 +265,9 @@ static void run(void (*body)(struct fixture *), const char *what,
 
 int main(void)
 {
-    run(mapping_substrate, "mapping substrate", 0, false, false, 0, false, 0);
-    run(compensation, "compensation", 0, false, true, 0, false, 0);
-    run(prefetches_and_ab, "prefetch", 2, false, false, 1, false, 0);
-    run(every_access_substrate, "every-access substrate", 0, true, false, 0,
-        false, 0);
-    run(evict_catchup, "evict catch-up", 0, false, false, 0, true, 32);
-    run(no_catchup, "no catch-up", 0, false, false, 0, true, 0);
+    run(mapping_substrate, "mapping substrate", 0, false, false, 0);
+    run(compensation, "compensation", 0, false, true, 0);
+    run(prefetches_and_ab, "prefetch", 2, false, false, 1);
+    run(every_access_substrate, "every-access substrate", 0, true, false, 0);
     return tap_done();
 }

@@ -104,8 +104,7 @@ static void one(struct env *e, const char *name, enum cxlssd_delivery d,
     cxlssd_trap_free(t);
     tap_ok(bad == 0 && bada == 0 && badb == 0 && ops > 1000,
        "%s: %llu ops, mismatches in-run=%llu A=%llu B=%llu; faults=%llu "
-       "dup=%llu wp=%llu misses=%llu loading_waits=%llu evictions=%llu+%llu "
-       "(catch-up %llu)",
+       "dup=%llu wp=%llu misses=%llu loading_waits=%llu evictions=%llu+%llu",
        name, (unsigned long long)ops, (unsigned long long)bad,
        (unsigned long long)bada, (unsigned long long)badb,
        (unsigned long long)ts.faults,
@@ -113,8 +112,7 @@ static void one(struct env *e, const char *name, enum cxlssd_delivery d,
        (unsigned long long)ts.wp_faults, (unsigned long long)s.misses,
        (unsigned long long)s.loading_waits,
        (unsigned long long)s.evictions_clean,
-       (unsigned long long)s.evictions_dirty,
-       (unsigned long long)ts.evict_catchup_pages);
+       (unsigned long long)s.evictions_dirty);
     cxlssd_model_free(m);
 }
 
