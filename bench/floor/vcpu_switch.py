@@ -7,8 +7,9 @@ sample) cannot tell whether the two vCPUs missed together or took turns,
 each running many misses while the other made no progress.  The records
 can: in time order, how often the next miss is the other vCPU's.  Two
 vCPUs missing at once at equal rates give ~0.5 (poll: 0.50, sigbus: 0.45
-in runs here); vCPUs taking turns give a few per cent (delivery=tlb: 0.067
-and 0.045 in the same boots; bench/floor/README.md).  The records must be
+in runs here), a fair lock that alternates them ~0.9, and vCPUs taking
+turns a few per cent (delivery=tlb bql=on while the BQL let one vCPU take
+it back miss after miss: 0.055-0.115; bench/floor/README.md).  The records must be
 complete (no records_dropped), and they hold warmup misses as well.
 """
 

@@ -6,7 +6,7 @@
  * fault), then the caller calls cxlssd_evict_done() (the miss service for
  * a miss's victims, the worker below for its own).  Contiguous victim
  * pages are coalesced into one range, and a batch's ranges go to the
- * kernel in one process_madvise call (unmap_runs: one TLB shootdown).  The
+ * kernel in one process_madvise call (unmap_runs; see there).  The
  * cost of a call varies a lot by host: ~1 us for one page on an idle
  * host, 10-16 us while another CPU runs the process (TLB shootdown IPI),
  * 40-50 us per call on the shadow-paging (PVM) project machines under
@@ -67,10 +67,12 @@ void trap_unmap_range(struct cxlssd_trap *t, uint64_t first, uint64_t n)
 #define TRAP_PIDFD_SELF_PROCESS (-10001)    /* linux/pidfd.h, 6.14+ */
 
 /* All runs of a batch in one process_madvise(MADV_DONTNEED) on this
- * process: the kernel (6.16+) then flushes the TLBs once for the batch, one
- * shootdown IPI to the CPUs running the process instead of one per run,
- * which interrupt the vCPU/faulting threads.  The process is named by
- * PIDFD_SELF_PROCESS (6.14+; no file descriptor to keep).  Older kernels
+ * process: one system call, and a kernel that batches the TLB flush
+ * (6.16+) sends one shootdown IPI to the CPUs running the process instead
+ * of one per run.  Measured on a 6.18 host with another thread running: a
+ * call for 33 scattered pages cost ~570 us, about what 33 single unmaps
+ * cost (bench/floor/README.md), so do not count on it.  The process is
+ * named by PIDFD_SELF_PROCESS (6.14+; no file descriptor to keep).  Older kernels
  * refuse it (ENOSYS, EBADF, or EINVAL for DONTNEED): one madvise per run,
  * as before. */
 static void unmap_runs(struct cxlssd_trap *t, const struct iovec *iov,
