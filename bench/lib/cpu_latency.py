@@ -16,11 +16,20 @@ under the same request, so their ratios stay fair.  Without root (or
 without the file) nothing is held and the reason is reported.
 """
 
+import collections
 import contextlib
 import os
 import struct
 
 PATH = "/dev/cpu_dma_latency"
+
+
+class Hold(collections.namedtuple("Hold", "held text")):
+    """What hold() did: held (bool) and a line for the report and the
+    manifest, which str() gives."""
+
+    def __str__(self):
+        return self.text
 
 
 def current(path=PATH):
@@ -34,19 +43,18 @@ def current(path=PATH):
 
 @contextlib.contextmanager
 def hold(enabled=True, path=PATH):
-    """Hold a 0 us CPU latency request inside the block.  Yields what was
-    done, for the report and the manifest: "held (0 us, PATH)" or
-    "not held: REASON"."""
+    """Hold a 0 us CPU latency request inside the block.  Yields a Hold:
+    "held (0 us, PATH)" or "not held: REASON"."""
     if not enabled:
-        yield "not held: --no-cpu-latency-hold"
+        yield Hold(False, "not held: --no-cpu-latency-hold")
         return
     try:
         fd = os.open(path, os.O_WRONLY)
     except OSError as e:
-        yield f"not held: {path}: {e.strerror}"
+        yield Hold(False, f"not held: {path}: {e.strerror}")
         return
     try:
         os.write(fd, struct.pack("i", 0))
-        yield f"held (0 us, {path})"
+        yield Hold(True, f"held (0 us, {path})")
     finally:
         os.close(fd)
