@@ -29,6 +29,13 @@ in per-thread sorted event lists, O((records + events) log events)):
                    KVM: first kvm_entry of tid after that wake;
                    TCG: first sched_switch onto tid after that wake, or the
                         wake itself if tid was still on a CPU then.
+                        A switch-in comes before anything tid does in its
+                        own context (a fault, a switch-out, a wake-up it
+                        issues); when such an event comes first, the
+                        switch-in was not recorded (the kernel does not
+                        run a tracepoint's BPF program every time, and
+                        bpftrace is not told, tracing/README.md): R is
+                        unknown, unmatched_reason=switch_in_missed.
                  No wake event: first switch-in / kvm_entry after the bound.
 Rows without H or R are written with matched=0, empty host-side columns
 and unmatched_reason; they are counted, never dropped.
@@ -151,6 +158,7 @@ class Host:
         self.wakers = defaultdict(list)      # waker tid -> [(t, woken)]
         self.sw_in = defaultdict(list)       # tid -> [t]
         self.sw_out = defaultdict(list)      # tid -> [t]
+        self.own = defaultdict(list)         # tid -> [t] in its context
         self.entries = defaultdict(list)     # tid -> [t] (kvm_entry)
         self.counts = defaultdict(int)
 
@@ -161,6 +169,7 @@ class Host:
         width = max(it, ie, itid, ia1) + 1
         faults, wakes, wakers = self.faults, self.wakes, self.wakers
         sw_in, sw_out, entries = self.sw_in, self.sw_out, self.entries
+        own = self.own
         counts = self.counts
         with f:
             for line in f:
@@ -175,20 +184,25 @@ class Host:
                     sw_in[int(r[itid])].append(int(r[it]))
                 elif ev == "switch_out":
                     sw_out[int(r[itid])].append(int(r[it]))
+                    own[int(r[itid])].append(int(r[it]))
                 elif ev == "waking" or ev == "wakeup":
                     t = int(r[it])
                     tid = int(r[itid])
                     wakes[tid].append(t)
                     if ev == "waking":
                         wakers[int(r[ia1])].append((t, tid))
+                        own[int(r[ia1])].append(t)
                 elif ev == "fault" or ev == "kvm_fault":
                     faults[int(r[itid])].append((int(r[it]), int(r[ia1]), ev))
+                    if ev == "fault":
+                        own[int(r[itid])].append(int(r[it]))
                 elif ev == "kvm_entry":
                     entries[int(r[itid])].append(int(r[it]))
         for d in (self.faults, self.wakers):
             for v in d.values():
                 v.sort()
-        for d in (self.wakes, self.sw_in, self.sw_out, self.entries):
+        for d in (self.wakes, self.sw_in, self.sw_out, self.entries,
+                  self.own):
             for v in d.values():
                 v.sort()
 
@@ -226,7 +240,8 @@ def match_fault(host, tid, page, lo, hi, bases, page_size):
 
 
 def match_resume(host, tid, bound, hi, kvm):
-    """Returns (R, wake_t) or (None, None)."""
+    """Returns (R, wake_t, why): R None when not found, why then the
+    unmatched reason (no_resume or switch_in_missed)."""
     wake = first_at_or_after(host.wakes.get(tid, []), bound)
     if wake is not None and wake > hi:
         wake = None
@@ -234,19 +249,27 @@ def match_resume(host, tid, bound, hi, kvm):
     if kvm and host.entries.get(tid):
         r = first_at_or_after(host.entries[tid], start)
         if r is not None and r <= hi:
-            return r, wake
-        return None, wake
+            return r, wake, None
+        return None, wake, "no_resume"
     sin = host.sw_in.get(tid, [])
-    if wake is not None:
-        # Was the thread off the CPU when woken?
-        lo_ = last_before(host.sw_out.get(tid, []), wake)
-        li = last_before(sin, wake)
-        if lo_ is None or (li is not None and li > lo_):
-            return wake, wake       # never switched out: runs on at once
     r = first_at_or_after(sin, start)
-    if r is not None and r <= hi:
-        return r, wake
-    return None, wake
+    if r is not None and r > hi:
+        r = None
+    if wake is None:
+        return r, None, (None if r is not None else "no_resume")
+    # the first thing tid did itself after the wake: it ran by then
+    ran = host.own.get(tid, [])
+    ran = ran[bisect.bisect_right(ran, wake)] if ran and \
+        ran[-1] > wake else None
+    if r is not None and (ran is None or r <= ran):
+        return r, wake, None
+    # Was the thread still on the CPU when woken?
+    lo_ = last_before(host.sw_out.get(tid, []), wake)
+    li = last_before(sin, wake)
+    if lo_ is None or (li is not None and li > lo_):
+        return wake, wake, None     # never switched out: runs on at once
+    return None, wake, ("switch_in_missed" if ran is not None and
+                        ran <= hi else "no_resume")
 
 
 def unmap_off_path(rec):
@@ -349,12 +372,12 @@ def load_records(paths):
 class Match:
     """One record joined with the host events (the breakdown.csv row)."""
 
-    def __init__(self, rec, hf, H, R, wake, map_end):
+    def __init__(self, rec, hf, H, R, wake, map_end, why_r):
         self.why = []
         if H is None:
             self.why.append("no_host_fault")
         if R is None:
-            self.why.append("no_resume")
+            self.why.append(why_r)
         self.matched = not self.why
         self.hf, self.H, self.R, self.wake = hf, H, R, wake
         self.map_end = map_end if self.matched else None
@@ -370,13 +393,15 @@ def match_record(host, rec, tid, lo, a, bases):
     bound = rec["t_wait_end_ns"] or rec["t_decision_end_ns"] or F
     if rec["mode"] == "mmio":
         # served on the faulting thread itself: the record spans it
-        return (F, 0, "mmio"), F, (rec["t_mapped_ns"] or None), None, bound
+        R = rec["t_mapped_ns"] or None
+        return ((F, 0, "mmio"), F, R, None, bound,
+                None if R else "no_resume")
     hf = match_fault(host, tid, int(rec["page"] or 0), lo, F, bases,
                      a.page_size)
     kvm = bool(hf and hf[2] == "kvm_fault")
-    R, wake = match_resume(host, tid, bound, bound + a.max_gap_ns,
-                           kvm or (not hf and tid in host.entries))
-    return hf, (hf[0] if hf else None), R, wake, bound
+    R, wake, why_r = match_resume(host, tid, bound, bound + a.max_gap_ns,
+                                  kvm or (not hf and tid in host.entries))
+    return hf, (hf[0] if hf else None), R, wake, bound, why_r
 
 
 def match_all(host, recs, a, bases, counts):
@@ -396,9 +421,10 @@ def match_all(host, recs, a, bases, counts):
             lo = F - a.max_gap_ns
             if prev_end is not None and prev_end > lo:
                 lo = prev_end
-            hf, H, R, wake, bound = match_record(host, rec, tid, lo, a, bases)
+            hf, H, R, wake, bound, why_r = match_record(host, rec, tid, lo,
+                                                        a, bases)
             map_end = wake if a.map_end == "wake" else None
-            m = Match(rec, hf, H, R, wake, map_end)
+            m = Match(rec, hf, H, R, wake, map_end, why_r)
             for w in m.why:
                 counts["unmatched_" + w] += 1
             if m.map_end is not None:
@@ -492,7 +518,7 @@ def report(recs, rows, columns, counts, host, a, base):
     print("breakdown_rows=%d" % len(recs))
     print("breakdown_matched=%d" % len(rows))
     print("breakdown_unmatched=%d" % (len(recs) - len(rows)))
-    for w in ("no_host_fault", "no_resume"):
+    for w in ("no_host_fault", "no_resume", "switch_in_missed"):
         print("breakdown_unmatched_%s=%d" % (w, counts["unmatched_" + w]))
     print("breakdown_clipped=%d" % counts["clipped"])
     print("breakdown_map_end_wake=%d" % counts["map_end_wake"])

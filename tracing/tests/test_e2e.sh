@@ -110,9 +110,14 @@ for r in m:
     t = touch.get((r["tid"], r["page"]))
     if t is None:
         continue
-    if not (int(t["t_pre_ns"]) <= int(r["t_host_fault_ns"]) and
-            int(r["t_resume_ns"]) <= int(t["t_post_ns"])):
+    pre, post = int(t["t_pre_ns"]), int(t["t_post_ns"])
+    hf, res = int(r["t_host_fault_ns"]), int(r["t_resume_ns"])
+    if not (pre <= hf and res <= post):
         bad += 1
+        if bad <= 3:
+            print("outside: seq=%s tid=%s page=%s host_fault-t_pre=%d "
+                  "t_post-resume=%d (ns)" % (r["seq"], r["tid"], r["page"],
+                                            hf - pre, post - res))
 need(bad == 0, "%d rows with host events outside the workload's own "
      "CLOCK_MONOTONIC readings" % bad)
 print("rows=%d matched=%d unmatched=%d sum_err_max_pct=%.6f clock_violations=%d"

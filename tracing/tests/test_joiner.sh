@@ -3,8 +3,9 @@
 # tests/data/host.csv) with known breakdowns: TCG rows (one with victims,
 # one behind a decoy fault outside the window), a BQL row, a KVM row, a row
 # whose thread ran before UFFDIO_CONTINUE returned, a row whose victim was
-# unmapped after the wake (defer_unmap), and two rows that cannot be matched
-# (no host fault in the window / no resume).
+# unmapped after the wake (defer_unmap), two rows that cannot be matched
+# (no host fault in the window / no resume), and a trace that lost a
+# switch-in and one that lost a switch-out.
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 JOIN=$HERE/../join.py
@@ -101,6 +102,38 @@ ok $? "--map-end device: thread ran before t_mapped -> clipped, still sums"
     grep -q '^breakdown_unmatched=1$' "$tmp/out4.txt" &&
     grep -q '^6,9,100,.*,fault,12000,19500,' "$tmp/bd4.csv"
 ok $? "without --base: latest fault in the window"
+
+# A switch-in the trace did not record (the kernel does not run a
+# tracepoint's BPF program every time): tid 300 is woken at 7000 but
+# faults again at 9000 with no switch-in between, and the next switch-in
+# (20000) is after that; R is unknown, not 20000.  tid 301's switch-out
+# was not recorded: it looks on the CPU when woken, but the switch-in at
+# 7400, before it does anything itself, is its resume.
+head -1 "$DATA/device.csv" >"$tmp/miss.csv"
+cat >>"$tmp/miss.csv" <<'EOF'
+0,0,300,0,uffd,tcg,0,0,0,0,0,0,0,,1000,0,0,1100,1300,0,6900,6900,6950,7100,0
+1,1,301,1,uffd,tcg,0,0,0,0,0,0,0,,1000,0,0,1100,1300,0,6900,6900,6950,7100,0
+EOF
+cat >"$tmp/miss-host.csv" <<'EOF'
+t_ns,event,tid,cpu,arg1,arg2,arg3
+500,fault,300,0,139637976743936,4,0
+600,waking,400,0,300,1,0
+700,switch_out,300,0,400,1,0
+7000,waking,300,1,400,0,0
+9000,fault,300,0,139637976748032,4,0
+9100,switch_out,300,0,0,1,0
+20000,switch_in,300,0,0,0,0
+500,fault,301,1,139637976748032,4,0
+7000,waking,301,1,400,1,0
+7400,switch_in,301,1,0,0,0
+EOF
+/usr/bin/python3 "$JOIN" --device "$tmp/miss.csv" --host "$tmp/miss-host.csv" \
+    -o "$tmp/bd6.csv" >"$tmp/out6.txt" &&
+    grep -q '^breakdown_unmatched_switch_in_missed=1$' "$tmp/out6.txt" &&
+    grep -q '^0,0,300,.*,0,switch_in_missed,' "$tmp/bd6.csv" &&
+    grep -q '^1,1,301,.*,1,,fault,500,7400,' "$tmp/bd6.csv"
+ok $? "unrecorded switch-in: row unmatched (switch_in_missed); unrecorded switch-out: the switch-in is the resume"
+sed 's/^/# /' "$tmp/out6.txt" "$tmp/bd6.csv"
 
 /usr/bin/python3 "$JOIN" --device "$DATA/device.csv" --host /nonexistent \
     -o "$tmp/bd5.csv" >/dev/null 2>"$tmp/err5.txt"
