@@ -10,9 +10,9 @@
  *                 unmap the victims, evict_done each (their writebacks and
  *                 any GC were charged by the decision); queue the
  *                 prefetches; compensate the deadline; wait for it; map
- *                 the page; fill_done.  With defer_unmap the victims are
- *                 unmapped after the map instead (t_unmapped then follows
- *                 t_mapped).
+ *                 the page (map_in_wait: before the wait); fill_done.
+ *                 With defer_unmap the victims are unmapped after the map
+ *                 instead (t_unmapped then follows t_mapped).
  *       LOADING   someone else's fill (a duplicate fault, or a prefetched
  *                 page): wait until the page leaves LOADING, completing
  *                 due prefetches meanwhile; CACHED -> wake the faulter,
@@ -303,6 +303,14 @@ static uint64_t wait_for(struct cxlssd_miss_service *svc, uint64_t deadline)
     return end;
 }
 
+static void map_page(struct cxlssd_miss_service *svc,
+                     const struct cxlssd_miss_request *req)
+{
+    if (svc->sub->map) {
+        svc->sub->map(svc->sub->opaque, req->page, req->write);
+    }
+}
+
 static void serve_fill(struct cxlssd_miss_service *svc,
                        const struct cxlssd_miss_request *req,
                        const struct cxlssd_miss *m, struct cxlssd_record *rec)
@@ -337,11 +345,15 @@ static void serve_fill(struct cxlssd_miss_service *svc,
     uint64_t deadline = compensated_deadline(svc, req, m, rec);
     rec->t_deadline_model_ns = m->deadline_ns;
     rec->t_deadline_ns = deadline;
-    rec->t_wait_end_ns = wait_for(svc, deadline);
-    if (svc->sub->map) {
-        svc->sub->map(svc->sub->opaque, req->page, req->write);
+    if (req->map_in_wait) {
+        map_page(svc, req);
+        rec->t_mapped_ns = now_ns();
+        rec->t_wait_end_ns = wait_for(svc, deadline);
+    } else {
+        rec->t_wait_end_ns = wait_for(svc, deadline);
+        map_page(svc, req);
+        rec->t_mapped_ns = now_ns();
     }
-    rec->t_mapped_ns = now_ns();
     cxlssd_fill_done(svc->model, req->page);
     TRACE(svc, quiet, map, req->page, deadline, rec->t_mapped_ns);
     if (svc->cfg.defer_unmap && m->nvictims > 0) {

@@ -142,6 +142,15 @@ struct cxlssd_miss_request {
     uint64_t t_fault_ns;        /* when the fault reached the embedder */
     uint64_t t_host_fault_ns;   /* when the kernel took it, 0 = unknown */
     bool in_signal_handler;     /* no trace hooks (see above) */
+    /*
+     * The thread serving the miss is the accessor and nothing reaches the
+     * page but through the model's state (TCG's TLB fill: other vCPUs
+     * find it LOADING and wait): map it inside the NAND wait, so the
+     * mapping's cost hides in the wait as an unmap's does (t_mapped then
+     * precedes t_wait_end).  Not for a faulter another thread serves: the
+     * mapping would let it run before the deadline.
+     */
+    bool map_in_wait;
 };
 
 struct cxlssd_miss_service_stats {

@@ -39,7 +39,9 @@ struct cxlssd_record {
     uint64_t t_deadline_ns;     /* modeled NAND completion (after compensation) */
     uint64_t t_deadline_model_ns; /* modeled NAND completion as computed */
     uint64_t t_wait_end_ns;
-    uint64_t t_mapped_ns;       /* UFFDIO_CONTINUE returned / access done */
+    uint64_t t_mapped_ns;       /* UFFDIO_CONTINUE returned / access done;
+                                 * before t_wait_end for a miss mapped
+                                 * inside its wait (map_in_wait: tlb) */
     uint64_t t_bql_rel_ns;
     /* the kernel event that raised the fault (page fault or KVM exit), from
      * the trap's host fault clock; 0 = not measured */

@@ -96,6 +96,7 @@ void trap_serve_miss(struct cxlssd_trap *t, uint64_t page, bool write,
                                     : -1,
         .t_fault_ns = t_fault,
         .in_signal_handler = trap_in_signal_handler(),
+        .map_in_wait = trap_in_access_path(),
     };
     if (!fault) {
         req.t_host_fault_ns = t_fault;

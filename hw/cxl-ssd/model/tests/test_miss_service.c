@@ -1,6 +1,7 @@
 /*
  * The miss service with fake substrates (one thread, no userfaultfd):
- * a mapping substrate (as the trap's) maps each fill after its NAND wait,
+ * a mapping substrate (as the trap's) maps each fill after its NAND wait
+ * (inside it for a miss the accessor serves itself, map_in_wait),
  * unmaps victims before it, maps duplicates again only when asked, and
  * records every fill; compensation shortens the wait by the delivery
  * already spent, never below the decision's end; prefetches complete at
@@ -183,6 +184,20 @@ static void mapping_substrate(struct fixture *x)
            && (last.flags & CXLSSD_REC_DIRTY_EVICT),
            "the fill past the cache unmaps its victim (page 3, dirty) before "
            "its wait, and records it");
+
+    /* the accessor serves its own miss (TCG's TLB fill): mapped in the wait */
+    struct cxlssd_miss_request own = {
+        .page = 40, .vcpu = 0, .t_fault_ns = cxlssd_now_ns(),
+        .map_in_wait = true,
+    };
+    unsigned maps = f->maps;
+    cxlssd_serve_miss(s, &own);
+    tap_ok(f->maps == maps + 1 && f->map_ns < last.t_deadline_ns &&
+           last.t_mapped_ns <= last.t_wait_end_ns &&
+           last.t_wait_end_ns >= last.t_deadline_ns &&
+           cxlssd_page_state(m, 40) == CXLSSD_CACHED,
+           "map_in_wait: the page is mapped before the NAND deadline, the "
+           "wait still ends at it, then the page is resident");
 }
 
 /* Compensation: t_deadline = model deadline - (decision start - host
