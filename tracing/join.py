@@ -212,6 +212,11 @@ def first_at_or_after(lst, t):
     return lst[i] if i < len(lst) else None
 
 
+def first_after(lst, t):
+    i = bisect.bisect_right(lst, t)
+    return lst[i] if i < len(lst) else None
+
+
 def last_before(lst, t):
     i = bisect.bisect_left(lst, t)
     return lst[i - 1] if i > 0 else None
@@ -258,9 +263,7 @@ def match_resume(host, tid, bound, hi, kvm):
     if wake is None:
         return r, None, (None if r is not None else "no_resume")
     # the first thing tid did itself after the wake: it ran by then
-    ran = host.own.get(tid, [])
-    ran = ran[bisect.bisect_right(ran, wake)] if ran and \
-        ran[-1] > wake else None
+    ran = first_after(host.own.get(tid, []), wake)
     if r is not None and (ran is None or r <= ran):
         return r, wake, None
     # Was the thread still on the CPU when woken?
