@@ -14,12 +14,25 @@
  *           path; TCG's own slow path is not in it)
  * Each timed access is one fault; the pages are zapped again (MADV_DONTNEED
  * on the view) in one batch after every pass, outside the timed accesses.
- * --pin: the faulting thread on the first CPU of the process's affinity
- * set, the handler thread on the second.
+ * --threads T: T faulting threads, each on its own slice of the pages,
+ * timing from a common barrier (the handler thread serves them all).
+ * --evict-each: the floor of a miss at capacity, where every miss evicts
+ * one page: each timed access is preceded, inside the timed interval, by
+ * the unmap of the thread's previous page (one single-page MADV_DONTNEED,
+ * as a device at eviction=sync unmaps its victim), and --wait-ns W spins
+ * until W ns after the interval's start before the access (the NAND wait
+ * the unmap hides in).  With another thread of the process running, an
+ * unmap costs a TLB shootdown IPI round trip to its CPU: what two threads
+ * pay per miss on a host, whatever the device does.
+ * --pin: faulting thread t on the t-th CPU of the process's affinity
+ * set, the handler thread on the next.
  *
  * Prints one key=value line:
- *   floor: delivery=D pinned=0|1 iters=N pages=P p50_ns= p99_ns= p999_ns=
- *          mean_ns= min_ns= max_ns= faults=
+ *   floor: delivery=D pinned=0|1 threads=T evict_each=0|1 wait_ns=W
+ *          iters=N pages=P p50_ns= p99_ns= p999_ns= mean_ns= min_ns=
+ *          max_ns= faults= unmap_p50_ns=
+ * (iters per thread; the percentiles over every thread's accesses;
+ * unmap_p50_ns: the P50 of the --evict-each unmaps, 0 without).
  * Exit status 0, 2 on a usage error, 4 when userfaultfd is not usable.
  */
 #include <errno.h>
@@ -161,6 +174,63 @@ static void pin_thread(pthread_t th, const cpu_set_t *allowed, int nth,
                 who);
 }
 
+/* One faulting thread's share: its own slice of the view. */
+struct worker {
+    pthread_t th;
+    enum delivery d;
+    char *base;
+    long pages, iters;
+    int evict_each;
+    uint64_t wait_ns;
+    uint64_t *lat, *unmap;          /* per timed access */
+};
+
+static pthread_barrier_t timed_start;
+
+static void zap(char *p, uint64_t len)
+{
+    if (madvise(p, len, MADV_DONTNEED))
+        die("madvise(MADV_DONTNEED)");
+}
+
+static void touch(enum delivery d, volatile char *p)
+{
+    if (d == D_TLB)
+        touch_mapped(p);
+    else
+        (void)*p;
+}
+
+/* One untimed pass first (the first fault of each page allocates the
+ * view's page tables), then the timed accesses from the common barrier. */
+static void *fault_loop(void *arg)
+{
+    struct worker *w = arg;
+    char *prev = NULL;
+    for (long k = -w->pages, i = 0; i < w->iters; k++) {
+        long pg = (k < 0 ? k + w->pages : k) % w->pages;
+        char *p = w->base + (uint64_t)pg * PAGE;
+        if (k == 0)
+            pthread_barrier_wait(&timed_start);
+        uint64_t t0 = now_ns();
+        if (w->evict_each && prev) {
+            zap(prev, PAGE);
+            uint64_t t1 = now_ns();
+            while (now_ns() - t0 < w->wait_ns)
+                __builtin_ia32_pause();
+            if (k >= 0)
+                w->unmap[i] = t1 - t0;
+        }
+        touch(w->d, p);
+        if (k >= 0)
+            w->lat[i++] = now_ns() - t0;
+        prev = p;
+        if (!w->evict_each && pg == w->pages - 1)
+            zap(w->base, (uint64_t)w->pages * PAGE);
+    }
+    return NULL;
+}
+
 static void *handler_start(void *arg)
 {
     enum delivery d = *(enum delivery *)arg;
@@ -182,14 +252,22 @@ static uint64_t pct(const uint64_t *s, uint64_t n, double p)
 static void usage(FILE *f)
 {
     fputs("usage: cxlssd-floor --delivery poll|busy|sigbus|tlb [--pin] "
-          "[--iters N] [--pages P] [--raw FILE]\n"
+          "[--iters N] [--pages P] [--threads T] [--evict-each] "
+          "[--wait-ns W] [--raw FILE]\n"
           "  The bare userfaultfd MINOR round trip (touch, fault, "
           "UFFDIO_CONTINUE) per delivery; one key=value line on stdout.\n"
-          "  --iters N   timed faults (default 2000, 10..10000000)\n"
-          "  --pages P   pages of the memfd, zapped in one batch after "
-          "every pass (default 256, 1..1048576)\n"
-          "  --pin       faulter on the first allowed CPU, handler on the "
-          "second\n"
+          "  --iters N   timed faults per thread (default 2000, "
+          "10..10000000)\n"
+          "  --pages P   pages of the memfd, split between the threads, each "
+          "slice zapped in one batch after every pass (default 256, "
+          "1..1048576)\n"
+          "  --threads T faulting threads (default 1, 1..64)\n"
+          "  --evict-each  unmap the previous page (one MADV_DONTNEED) "
+          "inside each timed access, instead of the batch\n"
+          "  --wait-ns W with --evict-each: spin until W ns into each "
+          "timed access before the touch (default 0, 0..1000000)\n"
+          "  --pin       faulter t on the t-th allowed CPU, handler on the "
+          "next\n"
           "  --raw FILE  every fault's latency (latency_ns)\n", f);
 }
 
@@ -209,8 +287,8 @@ static long parse_num(const char *opt, const char *s, long lo, long hi)
 int main(int argc, char **argv)
 {
     enum delivery d = D_BUSY;
-    int pin = 0, have_delivery = 0;
-    long iters = 2000, pages = 256;
+    int pin = 0, have_delivery = 0, evict_each = 0;
+    long iters = 2000, pages = 256, threads = 1, wait_ns = 0;
     const char *raw = NULL;
     static const struct option lo[] = {
         { "delivery", required_argument, 0, 'd' },
@@ -218,6 +296,9 @@ int main(int argc, char **argv)
         { "iters", required_argument, 0, 'n' },
         { "pages", required_argument, 0, 'P' },
         { "raw", required_argument, 0, 'r' },
+        { "threads", required_argument, 0, 't' },
+        { "evict-each", no_argument, 0, 'e' },
+        { "wait-ns", required_argument, 0, 'w' },
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
@@ -241,12 +322,28 @@ int main(int argc, char **argv)
         case 'n': iters = parse_num("iters", optarg, 10, 10000000); break;
         case 'P': pages = parse_num("pages", optarg, 1, 1048576); break;
         case 'r': raw = optarg; break;
+        case 't': threads = parse_num("threads", optarg, 1, 64); break;
+        case 'e': evict_each = 1; break;
+        case 'w': wait_ns = parse_num("wait-ns", optarg, 0, 1000000); break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
     }
     if (optind < argc) {
         usage(stderr);
+        return 2;
+    }
+    /* --evict-each unmaps the page before the one it touches */
+    long per_thread = evict_each ? 2 : 1;
+    if (pages < per_thread * threads) {
+        fprintf(stderr, "cxlssd-floor: pages=%ld: must be at least %ld per "
+                "thread (threads=%ld%s)\n", pages, per_thread, threads,
+                evict_each ? ", --evict-each" : "");
+        return 2;
+    }
+    if (wait_ns && !evict_each) {
+        fprintf(stderr, "cxlssd-floor: wait-ns=%ld: needs --evict-each\n",
+                wait_ns);
         return 2;
     }
 
@@ -299,41 +396,38 @@ int main(int argc, char **argv)
             die("pthread_create");
         have_thread = 1;
     }
-    if (pin) {
-        cpu_set_t allowed;
-        if (sched_getaffinity(0, sizeof(allowed), &allowed))
-            die("sched_getaffinity");
-        pin_thread(pthread_self(), &allowed, 0, "faulter");
-        if (have_thread)
-            pin_thread(th, &allowed, 1, "handler");
-    }
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof(allowed), &allowed))
+        die("sched_getaffinity");
 
-    uint64_t *lat = calloc((size_t)iters, sizeof(*lat));
-    if (!lat)
+    struct worker *w = calloc((size_t)threads, sizeof(*w));
+    uint64_t *lat = calloc((size_t)(iters * threads), sizeof(*lat));
+    uint64_t *unmap = calloc((size_t)(iters * threads), sizeof(*unmap));
+    if (!w || !lat || !unmap)
         die("calloc");
-    /* one untimed pass first: the first fault of each page allocates the
-     * view's page tables */
-    for (long w = -pages, i = 0; i < iters; w++) {
-        long pg = (w < 0 ? w + pages : w) % pages;
-        volatile char *p = view + (uint64_t)pg * PAGE;
-        if (w >= 0) {
-            uint64_t t0 = now_ns();
-            if (d == D_TLB)
-                touch_mapped(p);
-            else
-                (void)*p;
-            lat[i++] = now_ns() - t0;
-        } else if (d == D_TLB) {
-            touch_mapped(p);
-        } else {
-            (void)*p;
-        }
-        if (pg == pages - 1 && madvise(view, view_len, MADV_DONTNEED))
-            die("madvise(MADV_DONTNEED)");
+    if (pthread_barrier_init(&timed_start, NULL, (unsigned)threads))
+        die("pthread_barrier_init");
+    long slice = pages / threads;
+    for (long t = 0; t < threads; t++) {
+        w[t] = (struct worker){
+            .d = d, .base = view + (uint64_t)(t * slice) * PAGE,
+            .pages = slice, .iters = iters, .evict_each = evict_each,
+            .wait_ns = (uint64_t)wait_ns, .lat = lat + t * iters,
+            .unmap = unmap + t * iters,
+        };
+        if (pthread_create(&w[t].th, NULL, fault_loop, &w[t]))
+            die("pthread_create");
+        if (pin)
+            pin_thread(w[t].th, &allowed, (int)t, "faulter");
     }
+    if (pin && have_thread)
+        pin_thread(th, &allowed, (int)threads, "handler");
+    for (long t = 0; t < threads; t++)
+        pthread_join(w[t].th, NULL);
     atomic_store(&stopping, 1);
     if (have_thread)
         pthread_join(th, NULL);
+    iters *= threads;
 
     if (raw) {
         FILE *f = fopen(raw, "w");
@@ -350,14 +444,20 @@ int main(int argc, char **argv)
         sum += lat[i];
     qsort(lat, (size_t)iters, sizeof(*lat), cmp_u64);
     uint64_t n = (uint64_t)iters;
-    printf("floor: delivery=%s pinned=%d iters=%ld pages=%ld p50_ns=%llu "
-           "p99_ns=%llu p999_ns=%llu mean_ns=%.1f min_ns=%llu max_ns=%llu "
-           "faults=%llu\n", delivery_names[d], pin, iters, pages,
+    qsort(unmap, (size_t)iters, sizeof(*unmap), cmp_u64);
+    printf("floor: delivery=%s pinned=%d threads=%ld evict_each=%d "
+           "wait_ns=%ld iters=%ld pages=%ld p50_ns=%llu p99_ns=%llu "
+           "p999_ns=%llu mean_ns=%.1f min_ns=%llu max_ns=%llu faults=%llu "
+           "unmap_p50_ns=%llu\n", delivery_names[d], pin, threads,
+           evict_each, wait_ns, iters / threads, pages,
            (unsigned long long)pct(lat, n, 50),
            (unsigned long long)pct(lat, n, 99),
            (unsigned long long)pct(lat, n, 99.9), (double)(sum / n),
            (unsigned long long)lat[0], (unsigned long long)lat[n - 1],
-           (unsigned long long)atomic_load(&served));
+           (unsigned long long)atomic_load(&served),
+           (unsigned long long)pct(unmap, n, 50));
+    free(unmap);
     free(lat);
+    free(w);
     return 0;
 }
