@@ -99,27 +99,31 @@ boot_l1() {
     return "$rc"
 }
 
-# boot_l1_retrying PLAN DIR TIMEOUT: boot_l1, and once more if L1's kernel
-# panicked.  L1's kernel, on TCG's emulated SVM, now and then panics while
-# it runs an L2 guest, on a corrupted or overflowed kernel stack
-# ("corrupted stack end detected inside scheduler" in the idle task, "stack
-# guard page was hit"), before L2 has touched the device (README.md,
-# "Limits"): the rig's failure.  L1 then boots once more from the start,
-# said on a "#" line (the first attempt kept in DIR/l1.panic1); a second
-# panic fails.  Sets l1_retries (0 or 1).
+# boot_l1_retrying PLAN DIR TIMEOUT: boot_l1, and again if L1's kernel
+# panicked, up to L1_BOOTS boots in all.  L1's kernel, on TCG's emulated
+# SVM, now and then panics while it runs an L2 guest, on a corrupted or
+# overflowed kernel stack ("corrupted stack end detected inside scheduler"
+# in the idle task, "stack guard page was hit", "Fatal exception in
+# interrupt" in exc_general_protection), before L2 has touched the device
+# (README.md, "Limits"): the rig's failure.  L1 then boots again from the
+# start, said on a "#" line (attempt N kept in DIR/l1.panicN); a panic on
+# the last boot fails.  Sets l1_retries (0 .. L1_BOOTS - 1).
+L1_BOOTS=3
 boot_l1_retrying() {
     local plan=$1 dir=$2 secs=$3 rc=0
     l1_retries=0
     boot_l1 "$plan" "$dir" "$secs" || rc=$?
-    if [ "$rc" -ne 0 ] && grep -qa 'Kernel panic' "$dir/l1/console.log" 2>/dev/null; then
-        l1_retries=1
-        echo "# L1's kernel panicked: $(grep -a -m1 'Kernel panic' "$dir/l1/console.log" | tr -d '\r'); L1 boots once more (first attempt in $dir/l1.panic1)"
-        rm -rf "$dir/l1.panic1"
-        mv "$dir/l1" "$dir/l1.panic1"
-        mv "$dir/l1.boot.log" "$dir/l1.panic1.boot.log"
+    while [ "$rc" -ne 0 ] && [ $((l1_retries + 1)) -lt "$L1_BOOTS" ] &&
+          grep -qa 'Kernel panic' "$dir/l1/console.log" 2>/dev/null; do
+        l1_retries=$((l1_retries + 1))
+        local keep="$dir/l1.panic$l1_retries"
+        echo "# L1's kernel panicked: $(grep -a -m1 'Kernel panic' "$dir/l1/console.log" | tr -d '\r'); L1 boots again, $((l1_retries + 1)) of $L1_BOOTS (this attempt in $keep)"
+        rm -rf "$keep"
+        mv "$dir/l1" "$keep"
+        mv "$dir/l1.boot.log" "$keep.boot.log"
         rm -rf "$dir/runs"
         rc=0
         boot_l1 "$plan" "$dir" "$secs" || rc=$?
-    fi
+    done
     return "$rc"
 }
