@@ -70,6 +70,9 @@ struct cxlssd_miss_service {
     _Atomic uint64_t ordinal;           /* served misses (cfg.record_ab) */
     _Atomic uint64_t st_duplicate, st_remaps, st_unclocked,
         st_serialize_wait_ns;
+    _Atomic uint32_t resident_remaps;   /* cxlssd_serve_resident_fault()s
+                                         * between their state check and
+                                         * their last unmap */
 };
 
 /* Trace hook @hook of the service, unless @quiet (in a signal handler). */
@@ -501,21 +504,50 @@ static void wait_while_evicting(struct cxlssd_miss_service *svc,
  * completing), and the map finds it mapped and wakes the faulter.  But if
  * the page table lost the mapping while the model kept the page CACHED,
  * only mapping it again ends the fault (a wake alone would make the
- * faulter fault again, forever).  Had the page been picked for eviction
- * meanwhile, the evictor's unmap may have run before this map: unmap
- * again, so a page the model does not hold never stays mapped.
+ * faulter fault again, forever).
+ *
+ * The page may be picked for eviction at any point of this.  A page that
+ * is no longer CACHED when the count below is up is not mapped: the
+ * faulter is woken and faults again, into the miss path.  One picked after
+ * that check may have had its evictor's unmap run before this map: it is
+ * unmapped again, so a page the model does not hold never stays mapped.
+ * Until then the faulter may write through the new mapping, so an
+ * evictor that copies the page's data out and then drops it (the media
+ * store) waits for the count to fall first (cxlssd_wait_resident_remaps):
+ * a write landing between its copy and its drop would be lost.  The count
+ * and the state are read seq_cst on both sides (the evictor changes the
+ * state before its unmap, and reads the count after it).
  */
 void cxlssd_serve_resident_fault(struct cxlssd_miss_service *svc,
                                  uint64_t page)
 {
-    if (!svc->sub->map || svc->sub->map(svc->sub->opaque, page, false) != 0) {
-        return;     /* mapped already (woken), or an error (reported) */
+    if (!svc->sub->map) {
+        return;
     }
-    count(&svc->st_remaps, 1);
-    enum cxlssd_page_state s = cxlssd_page_state(svc->model, page);
-    if ((s == CXLSSD_NOT_CACHED || s == CXLSSD_EVICTING) && svc->sub->unmap) {
-        struct cxlssd_victim v = { .page = page };
-        svc->sub->unmap(svc->sub->opaque, &v, 1);
+    atomic_fetch_add(&svc->resident_remaps, 1);
+    if (cxlssd_page_state(svc->model, page) != CXLSSD_CACHED) {
+        atomic_fetch_sub_explicit(&svc->resident_remaps, 1,
+                                  memory_order_seq_cst);
+        wake(svc, page);
+        return;
+    }
+    if (svc->sub->map(svc->sub->opaque, page, false) == 0) {
+        count(&svc->st_remaps, 1);
+        enum cxlssd_page_state s = cxlssd_page_state(svc->model, page);
+        if ((s == CXLSSD_NOT_CACHED || s == CXLSSD_EVICTING) &&
+            svc->sub->unmap) {
+            struct cxlssd_victim v = { .page = page };
+            svc->sub->unmap(svc->sub->opaque, &v, 1);
+        }
+    }   /* else mapped already (woken), or an error (reported) */
+    atomic_fetch_sub_explicit(&svc->resident_remaps, 1,
+                              memory_order_seq_cst);
+}
+
+void cxlssd_wait_resident_remaps(struct cxlssd_miss_service *svc)
+{
+    while (atomic_load(&svc->resident_remaps) != 0) {
+        cxlssd_cpu_relax();
     }
 }
 

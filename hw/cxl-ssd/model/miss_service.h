@@ -179,6 +179,10 @@ void cxlssd_serve_miss(struct cxlssd_miss_service *svc,
  * was lost): map it again if it is not mapped. */
 void cxlssd_serve_resident_fault(struct cxlssd_miss_service *svc,
                                  uint64_t page);
+/* Wait until no cxlssd_serve_resident_fault() may still map a page it
+ * found CACHED: an evictor that unmapped its victims calls it before it
+ * copies their data out to drop them.  Async-signal-safe. */
+void cxlssd_wait_resident_remaps(struct cxlssd_miss_service *svc);
 
 /* Complete the prefetches whose deadline is <= @now (cheap when none is
  * due: one atomic load); returns how many.  Not from a signal handler. */

@@ -9,7 +9,9 @@
  *             memfd, so its fault is a MISSING event (uffd.c registers
  *             both modes); a MINOR one only if some other mapping put a
  *             page there.
- *   eviction  after MADV_DONTNEED (no more writes through the range): a
+ *   eviction  after MADV_DONTNEED (no more writes through the range, once
+ *             no resident fault may still remap a victim: model/
+ *             miss_service.c, cxlssd_serve_resident_fault): a
  *             dirty page (or any page without write-protect tracking, or
  *             one whose earlier writeback failed) is written to the file,
  *             then the page is punched out of the memfd
@@ -109,6 +111,8 @@ static bool write_back(struct cxlssd_trap *t, uint64_t page, bool dirty)
 void trap_media_evict(struct cxlssd_trap *t, const struct cxlssd_victim *v,
                       uint32_t n)
 {
+    /* no resident fault's remap of a victim left: its data is final */
+    cxlssd_wait_resident_remaps(t->svc);
     for (uint32_t i = 0; i < n; i++) {
         if (write_back(t, v[i].page, v[i].dirty)) {
             drop(t, v[i].page);
@@ -130,6 +134,7 @@ static __thread uint32_t ndeferred;
 void trap_media_evict_deferred(struct cxlssd_trap *t,
                                const struct cxlssd_victim *v, uint32_t n)
 {
+    cxlssd_wait_resident_remaps(t->svc);
     for (uint32_t i = 0; i < n; i++) {
         if (!write_back(t, v[i].page, v[i].dirty)) {
             continue;

@@ -184,6 +184,18 @@ static void mapping_substrate(struct fixture *x)
            && (last.flags & CXLSSD_REC_DIRTY_EVICT),
            "the fill past the cache unmaps its victim (page 3, dirty) before "
            "its wait, and records it");
+    /* a resident fault whose page was evicted after its caller looked:
+     * no map (an evictor may be copying the page out), a wake instead */
+    unsigned maps0 = f->maps, wakes0 = f->wakes;
+    cxlssd_miss_service_get_stats(s, &st);
+    uint64_t remaps = st.remaps;
+    cxlssd_serve_resident_fault(s, 3);
+    cxlssd_wait_resident_remaps(s);
+    cxlssd_miss_service_get_stats(s, &st);
+    tap_ok(f->maps == maps0 && f->wakes == wakes0 + 1 && st.remaps == remaps,
+           "a resident fault on a page no longer cached wakes the faulter "
+           "and maps nothing (maps %u -> %u, wakes %u -> %u)", maps0, f->maps,
+           wakes0, f->wakes);
 
     /* the accessor serves its own miss (TCG's TLB fill): mapped in the wait */
     struct cxlssd_miss_request own = {
