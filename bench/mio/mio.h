@@ -85,6 +85,8 @@ struct mio_config {
     uint64_t loads_per_sample;
     uint64_t warmup_passes;
     double store_ratio;
+    double miss_ns;             /* > 0: samples of at least this many ns are
+                                 * misses, with their own statistics */
     struct mio_outputs out;     /* --raw, --hist, --cdf, --summary-csv */
     int append;                 /* append to the summary CSVs */
     /* --baseline: a second region (anon, devdax or file, offset 0) with the
@@ -216,6 +218,10 @@ uint64_t mio_percentile(const uint64_t *sorted, size_t n, double pct);
 /* value_ns(x) = (x > sub ? x - sub : 0) * scale */
 void mio_stats_compute(const uint64_t *sorted, size_t n, uint64_t sub,
                        double scale, struct mio_stats *st);
+/* The statistics of the samples of a sorted array worth at least ns
+ * (value_ns as above): its tail, the misses when ns is a miss threshold. */
+void mio_stats_at_least(const uint64_t *sorted, size_t n, uint64_t sub,
+                        double scale, double ns, struct mio_stats *st);
 int mio_write_hist(FILE *f, const uint64_t *sorted, size_t n, uint64_t sub,
                    double scale);
 int mio_write_cdf(FILE *f, const uint64_t *sorted, size_t n, uint64_t sub,
@@ -264,9 +270,11 @@ struct mio_run_info {
     uint64_t chain_hash;
     uint64_t migrations;
     double elapsed_s;
+    struct mio_stats miss;      /* the samples >= cfg->miss_ns (when set) */
 };
 struct mio_thread_result {
     struct mio_stats st;
+    struct mio_stats miss;
     int cpu;
     int chain_ok;
     uint64_t chain_hash;

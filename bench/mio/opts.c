@@ -35,6 +35,9 @@ static void usage(FILE *f)
 "  --loads-per-sample I  dependent loads per timed sample (default 1)\n"
 "  --warmup-passes P   untimed full passes over the chain first (default 1)\n"
 "  --store-ratio F     fraction of visits that also store to the node (0..1)\n"
+"  --miss-ns NS        samples of at least NS ns per load are misses: adds\n"
+"                      misses=, miss_fraction= and miss_*_ns= (the percentiles\n"
+"                      of those samples alone) to the summary and CSV\n"
 "  --timer auto|tsc|clock  sample timer (default auto: TSC if calibrated)\n"
 "  --subtract-overhead subtract the median empty-sample cost from samples\n"
 "  --progress SEC      progress on stderr every SEC seconds (default 5, 0=off)\n"
@@ -178,7 +181,7 @@ static int parse_double(const char *s, double *out)
 enum {
     O_TARGET = 256, O_TARGET_SIZE, O_OFFSET, O_WSS_BYTES, O_WSS_RATIO,
     O_CACHE_BYTES, O_THP, O_PATTERN, O_STRIDE, O_SEED, O_THREADS, O_PIN,
-    O_SAMPLES, O_LOADS, O_WARMUP, O_STORE_RATIO, O_TIMER, O_SUBTRACT,
+    O_SAMPLES, O_LOADS, O_WARMUP, O_STORE_RATIO, O_MISS_NS, O_TIMER, O_SUBTRACT,
     O_PROGRESS, O_QUIET, O_SUMMARY, O_SUMMARY_CSV, O_APPEND, O_RAW, O_HIST,
     O_CDF, O_VERIFY, O_VERIFY_PASSES, O_VERIFY_OVERLAP, O_INJECT,
     O_INJECT_CHAIN, O_BASELINE, O_B_SUMMARY_CSV, O_B_RAW, O_B_HIST, O_B_CDF,
@@ -198,6 +201,7 @@ static const struct option longopts[] = {
     {"seed", required_argument, 0, O_SEED},
     {"threads", required_argument, 0, O_THREADS},
     {"pin", optional_argument, 0, O_PIN},
+    {"miss-ns", required_argument, 0, O_MISS_NS},
     {"samples", required_argument, 0, O_SAMPLES},
     {"loads-per-sample", required_argument, 0, O_LOADS},
     {"warmup-passes", required_argument, 0, O_WARMUP},
@@ -291,6 +295,10 @@ int mio_parse_args(int argc, char **argv, struct mio_config *cfg)
             if (mio_parse_size(a, &cfg->stride) || cfg->stride < 64 ||
                 cfg->stride > 4096 || (cfg->stride & (cfg->stride - 1)))
                 BAD("bad --stride '%s' (power of two, 64..4096)", a);
+            break;
+        case O_MISS_NS:
+            if (parse_double(a, &cfg->miss_ns) || !(cfg->miss_ns > 0))
+                BAD("bad --miss-ns '%s' (want a number of ns > 0)", a);
             break;
         case O_SEED:
             if (parse_u64(a, &cfg->seed))

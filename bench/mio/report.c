@@ -29,17 +29,34 @@ static const char *timer_name(const struct mio_timer *tm)
     return tm->mode == MIO_TM_CLOCK ? "clock" : "tsc";
 }
 
+/* " miss_threshold_ns=... misses=..." after a line, with --miss-ns */
+static void print_misses(FILE *f, const struct mio_config *c,
+                         const struct mio_stats *all,
+                         const struct mio_stats *miss)
+{
+    if (!(c->miss_ns > 0))
+        return;
+    fprintf(f, " miss_threshold_ns=%g misses=%llu miss_fraction=%.4f "
+            "miss_mean_ns=%.2f miss_p50_ns=%.2f miss_p90_ns=%.2f "
+            "miss_p99_ns=%.2f miss_p999_ns=%.2f", c->miss_ns,
+            (unsigned long long)miss->n,
+            all->n ? (double)miss->n / (double)all->n : 0.0, miss->mean,
+            miss->p50, miss->p90, miss->p99, miss->p999);
+}
+
 void mio_print_thread(FILE *f, const struct mio_run_info *ri, unsigned t,
                       const struct mio_thread_result *tr)
 {
     const struct mio_stats *st = &tr->st;
     fprintf(f, "%s-thread: thread=%u cpu=%d samples=%llu mean_ns=%.2f "
             "min_ns=%.2f p50_ns=%.2f p90_ns=%.2f p99_ns=%.2f p999_ns=%.2f "
-            "p9999_ns=%.2f max_ns=%.2f chain_check=%s chain_hash=%016llx\n",
+            "p9999_ns=%.2f max_ns=%.2f chain_check=%s chain_hash=%016llx",
             ri->prefix, t, tr->cpu, (unsigned long long)st->n, st->mean,
             st->min, st->p50, st->p90, st->p99, st->p999, st->p9999, st->max,
             tr->chain_ok ? "ok" : "fail",
             (unsigned long long)tr->chain_hash);
+    print_misses(f, ri->cfg, st, &tr->miss);
+    fputc('\n', f);
 }
 
 void mio_print_summary(FILE *f, const struct mio_run_info *ri,
@@ -74,6 +91,7 @@ void mio_print_summary(FILE *f, const struct mio_run_info *ri,
             (unsigned long long)ri->migrations, thp_name(c->thp),
             c->wss_ratio, (unsigned long long)c->cache_bytes, ri->elapsed_s,
             (unsigned long long)ri->samples_taken, ri->overlap_fraction);
+    print_misses(f, c, st, &ri->miss);
     if (c->baseline)            /* the other side of the interleaved pair */
         fprintf(f, " interleaved_with=%s",
                 strcmp(ri->prefix, "mio") ? c->target : c->baseline);
@@ -85,15 +103,17 @@ static const char csv_header[] =
     "tsc_ghz,timer,mean_ns,min_ns,p50_ns,p90_ns,p99_ns,p999_ns,p9999_ns,"
     "max_ns,chain_check,seed,store_ratio,warmup_passes,target,"
     "timer_overhead_ns,timer_resolution_ns,overhead_subtracted,wss_ratio,"
-    "cache_bytes,thp,overlap_fraction\n";
+    "cache_bytes,thp,overlap_fraction,miss_threshold_ns,misses,"
+    "miss_fraction,miss_mean_ns,miss_p50_ns,miss_p99_ns\n";
 
 static void csv_row(FILE *f, const char *scope, const struct mio_run_info *ri,
-                    const struct mio_stats *st, int chain_ok)
+                    const struct mio_stats *st, const struct mio_stats *miss,
+                    int chain_ok)
 {
     const struct mio_config *c = ri->cfg;
     fprintf(f, "%s,%s,%u,%llu,%llu,%llu,%llu,%.4f,%s,%.2f,%.2f,%.2f,%.2f,"
             "%.2f,%.2f,%.2f,%.2f,%s,%llu,%g,%llu,%s,%.2f,%.2f,%d,%g,%llu,%s,"
-            "%.4f\n",
+            "%.4f,",
             scope, pattern_name(c->pattern), c->threads,
             (unsigned long long)ri->wss_bytes, (unsigned long long)c->stride,
             (unsigned long long)st->n,
@@ -105,6 +125,13 @@ static void csv_row(FILE *f, const char *scope, const struct mio_run_info *ri,
             ri->tm->resolution_ns, c->subtract_overhead, c->wss_ratio,
             (unsigned long long)c->cache_bytes, thp_name(c->thp),
             ri->overlap_fraction);
+    if (c->miss_ns > 0)
+        fprintf(f, "%g,%llu,%.4f,%.2f,%.2f,%.2f\n", c->miss_ns,
+                (unsigned long long)miss->n,
+                st->n ? (double)miss->n / (double)st->n : 0.0, miss->mean,
+                miss->p50, miss->p99);
+    else
+        fputs(",,,,,\n", f);       /* no threshold: no miss columns */
 }
 
 static FILE *open_out(const char *path, const char *mode)
@@ -136,11 +163,11 @@ int mio_write_summary_csv(const struct mio_run_info *ri,
     struct stat st;
     if (!ri->cfg->append || (fstat(fileno(f), &st) == 0 && st.st_size == 0))
         fputs(csv_header, f);
-    csv_row(f, "all", ri, all, ri->chain_ok);
+    csv_row(f, "all", ri, all, &ri->miss, ri->chain_ok);
     for (unsigned t = 0; t < ri->cfg->threads; t++) {
         char scope[32];
         snprintf(scope, sizeof(scope), "thread%u", t);
-        csv_row(f, scope, ri, &tr[t].st, tr[t].chain_ok);
+        csv_row(f, scope, ri, &tr[t].st, &tr[t].miss, tr[t].chain_ok);
     }
     return close_out(f, path);
 }

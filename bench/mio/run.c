@@ -238,6 +238,9 @@ static int report_side(struct mio_run_info *ri, uint64_t *samples,
         mio_sort_u64(samples + off, cnt[t]);
         mio_stats_compute(samples + off, cnt[t], ri->sub_ticks, scale,
                           &tr[t].st);
+        if (cfg->miss_ns > 0)
+            mio_stats_at_least(samples + off, cnt[t], ri->sub_ticks, scale,
+                               cfg->miss_ns, &tr[t].miss);
         off += cnt[t];
     }
     const uint64_t *sorted = samples;
@@ -253,6 +256,9 @@ static int report_side(struct mio_run_info *ri, uint64_t *samples,
         sorted = merged;
     }
     mio_stats_compute(sorted, K, ri->sub_ticks, scale, all);
+    if (cfg->miss_ns > 0)
+        mio_stats_at_least(sorted, K, ri->sub_ticks, scale, cfg->miss_ns,
+                           &ri->miss);
     if (T > 1)
         for (unsigned t = 0; t < T; t++)
             mio_print_thread(stdout, ri, t, &tr[t]);

@@ -103,6 +103,20 @@ void mio_stats_compute(const uint64_t *sorted, size_t n, uint64_t sub,
     st->p9999 = to_ns(mio_percentile(sorted, n, 99.99), sub, scale);
 }
 
+void mio_stats_at_least(const uint64_t *sorted, size_t n, uint64_t sub,
+                        double scale, double ns, struct mio_stats *st)
+{
+    size_t lo = 0, hi = n;      /* first index with value_ns >= ns */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (to_ns(sorted[mid], sub, scale) < ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    mio_stats_compute(sorted + lo, n - lo, sub, scale, st);
+}
+
 /* Buckets 2^(j/16) ns wide on a log scale (~4.4 % per bucket), from the
  * bucket holding the minimum to the one holding the maximum, empty buckets
  * included so the file plots directly. */

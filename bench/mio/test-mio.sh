@@ -105,6 +105,37 @@ ok $rc "rand stride 64, 16 loads per sample"
 [ "$(kv rand64 chain_check)" = ok ] && [ "$(kv rand64 loads_per_sample)" = 16 ]; ok $? "rand stride 64 chain check ok"
 monotonic rand64; ok $? "rand stride 64 percentiles monotonic"
 
+# --- --miss-ns: the samples at or above a threshold, on their own -------
+# threshold: the median of the same chase run before, so samples fall on
+# both sides; the raw file (3 decimals) decides ties within 0.01 ns either way
+run missref --target anon --wss-bytes 8M --stride 4096 --pattern rand --samples 3000
+p50=$(kv missref p50_ns)
+run missns --target anon --wss-bytes 8M --stride 4096 --pattern rand \
+    --samples 3000 --miss-ns "$p50" --raw "$tmp/missns.raw" \
+    --summary-csv "$tmp/missns.csv"
+ok $rc "--miss-ns $p50 runs"
+misses=$(kv missns misses); total=$(kv missns samples_total)
+tail -n +2 "$tmp/missns.raw" | cut -d, -f2 | sort -g |
+    awk -v x="$p50" -v m="$misses" -v n="$total" -v f="$(kv missns miss_fraction)" \
+        -v p="$(kv missns miss_p50_ns)" '{ v = $1 + 0
+            if (v >= x + 0.01) hi++; if (v >= x - 0.01) lo++
+            if (v >= x) a[++k] = v }
+        END { r = int((k + 1) / 2)      # nearest rank of the median
+              exit !(m >= hi && m <= lo && NR == n && m > 0 && m < n &&
+                     (f - m / n) ^ 2 < 1e-8 && (a[r] - p) ^ 2 < 1e-4) }'
+ok $? "--miss-ns: misses=$misses of $total are the raw samples >= $p50 ns, miss_fraction and miss_p50_ns=$(kv missns miss_p50_ns) theirs"
+awk -v p="$(kv missns p50_ns)" -v mp="$(kv missns miss_p50_ns)" -v x="$p50" \
+    'BEGIN { exit !(mp >= x && mp >= p) }'
+ok $? "--miss-ns: miss_p50_ns >= the threshold and >= p50_ns of all samples"
+csv_m=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "misses") c = i }
+                 $1 == "all" { print $c }' "$tmp/missns.csv")
+[ "$csv_m" = "$misses" ] && [ "$(grep -c '^thread0,' "$tmp/missns.csv")" = 1 ] &&
+    awk -F, 'NR > 1 && $NF == "" { exit 1 }' "$tmp/missns.csv" &&
+    awk -F, '$NF != "" && NR > 1 { exit 1 }' "$tmp/seq.csv"
+ok $? "--miss-ns: summary csv misses column ($csv_m), empty without --miss-ns"
+run missbad --miss-ns 0
+status_is 2 && grep -q -- "--miss-ns '0'" "$tmp/missbad.err"; ok $? "--miss-ns 0 rejected, the option named"
+
 # --- reproducibility ---------------------------------------------------
 for s in 7a:7 7b:7 8:8; do
     run "seed${s%%:*}" --wss-bytes 1M --stride 256 --pattern rand --seed "${s#*:}" \
@@ -159,7 +190,7 @@ ok $? "baseline chain identical to the target's ($(kv ilv chain_hash mio-baselin
     [ "$(wc -l <"$tmp/ilv-t.raw")" -eq 401 ] && [ "$(wc -l <"$tmp/ilv-b.raw")" -eq 401 ]
 ok $? "target and baseline: 400 samples each"
 [ -s "$tmp/ilv-b.cdf" ] && [ -s "$tmp/ilv-b.hist" ] && [ "$(head -1 "$tmp/ilv-b.csv")" = "$(head -1 "$tmp/ilv-t.csv")" ] &&
-    grep -q '^all,rand,1,2097152,64,400,50,.*,anon,.*,never,1.0000$' "$tmp/ilv-b.csv" &&
+    grep -q '^all,rand,1,2097152,64,400,50,.*,anon,.*,never,1.0000,,,,,,$' "$tmp/ilv-b.csv" &&
     [ "$(head -1 "$tmp/ilv-b.cdf")" = percentile,latency_ns ] &&
     [ "$(awk -F, 'NR > 1 { s += $3 } END { print s }' "$tmp/ilv-b.hist")" = 400 ]
 ok $? "baseline files: same schema as the target's"
