@@ -46,9 +46,11 @@ static _Thread_local bool handler_thread;
  * QEMU's main loop serving a monitor `xp` or a DMA) may itself fault on the
  * range; if every handler were blocked that fault would never be read.
  * So when the last free handler enters the hook, a spare handler is
- * started (poll delivery, unpinned).  The hook blocks only for vCPU faults
- * and a vCPU has at most one fault outstanding, so at most (vCPUs + 1)
- * threads are ever needed; spares stay until the trap is freed.
+ * started (poll delivery, unpinned).  The hook blocks only for vCPU faults,
+ * about one per vCPU; but a signal (a TCG kick, SIG_IPI) can wake a vCPU
+ * out of its fault, which it then takes again: a second event while the
+ * first is still in the hook.  Spares stay until the trap is freed, up to
+ * TRAP_MAX_HANDLERS threads in all.
  */
 static void spawn_spare(struct cxlssd_trap *t)
 {
