@@ -44,11 +44,48 @@ def vcpu_switch_fraction(path):
     events = []
     for vcpu, mine, other in ((va, ta, tb), (vb, tb, ta)):
         for t in mine:
-            j = bisect.bisect_left(other, t - PHASE_WINDOW_NS)
-            if j < len(other) and other[j] <= t + PHASE_WINDOW_NS:
+            if _in_pair_phase(t, other):
                 events.append((t, vcpu))
     events.sort()
     if len(events) < 2:
         return float("nan"), len(events)
     switches = sum(1 for a, b in zip(events, events[1:]) if a[1] != b[1])
     return switches / (len(events) - 1), len(events)
+
+
+def _in_pair_phase(t, other):
+    """True when a miss at @t has one of the other vCPU's (sorted @other)
+    within PHASE_WINDOW_NS: it belongs to a 2-thread phase."""
+    j = bisect.bisect_left(other, t - PHASE_WINDOW_NS)
+    return j < len(other) and other[j] <= t + PHASE_WINDOW_NS
+
+
+def wait_overrun_us_p50(path):
+    """(alone, together): P50 in us of how long a clean read miss's NAND
+    wait ended after its deadline (t_wait_end_ns - t_deadline_ns), over the
+    vCPU misses with no other vCPU missing nearby and over those of the
+    2-thread phases; nan where there are none.  A wait spins to its
+    deadline, so a late end is time the spinning thread lost: at background
+    eviction the evictor, running on the CPU a lone vCPU leaves free, shoots
+    down that vCPU's TLB mid-wait.  Clean reads only: the chase's measured
+    phase (the build's dirty misses write back in their wait)."""
+    rows = []
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if (r.get("vcpu") in (None, "", "-1") or r.get("write") != "0"
+                    or r.get("dirty_evict") != "0"
+                    or not r.get("t_wait_end_ns") or not r.get("t_deadline_ns")):
+                continue
+            rows.append((r["vcpu"], int(r["t_fault_ns"]),
+                         (int(r["t_wait_end_ns"]) - int(r["t_deadline_ns"])) / 1000.0))
+    per = _fault_times(path)
+    if len(per) != 2:
+        return float("nan"), float("nan")
+    alone, together = [], []
+    for vcpu, t, late in rows:
+        other = next(v for k, v in per.items() if k != vcpu)
+        (together if _in_pair_phase(t, other) else alone).append(late)
+
+    def p50(v):
+        return sorted(v)[(len(v) - 1) // 2] if v else float("nan")
+    return p50(alone), p50(together)
