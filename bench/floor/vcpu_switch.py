@@ -20,17 +20,21 @@ import csv
 PHASE_WINDOW_NS = 200_000
 
 
-def _fault_times(path):
-    """{vcpu: sorted fault times (ns)} of the misses taken on vCPU threads."""
-    per = {}
+def _fault_times(path, pick=None):
+    """{vcpu: sorted fault times (ns)} of the misses taken on vCPU threads;
+    with @pick, in the same pass, also [pick(row)] over those rows where it
+    is not None."""
+    per, picked = {}, []
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
             if r.get("vcpu") in (None, "", "-1") or not r.get("t_fault_ns"):
                 continue
             per.setdefault(r["vcpu"], []).append(int(r["t_fault_ns"]))
+            if pick and (x := pick(r)) is not None:
+                picked.append(x)
     for v in per.values():
         v.sort()
-    return per
+    return (per, picked) if pick else per
 
 
 def vcpu_switch_fraction(path):
@@ -69,16 +73,13 @@ def wait_overrun_us_p50(path):
     eviction the evictor, running on the CPU a lone vCPU leaves free, shoots
     down that vCPU's TLB mid-wait.  Clean reads only: the chase's measured
     phase (the build's dirty misses write back in their wait)."""
-    rows = []
-    with open(path, newline="") as f:
-        for r in csv.DictReader(f):
-            if (r.get("vcpu") in (None, "", "-1") or r.get("write") != "0"
-                    or r.get("dirty_evict") != "0"
-                    or not r.get("t_wait_end_ns") or not r.get("t_deadline_ns")):
-                continue
-            rows.append((r["vcpu"], int(r["t_fault_ns"]),
-                         (int(r["t_wait_end_ns"]) - int(r["t_deadline_ns"])) / 1000.0))
-    per = _fault_times(path)
+    def clean_read(r):
+        if (r.get("write") != "0" or r.get("dirty_evict") != "0"
+                or not r.get("t_wait_end_ns") or not r.get("t_deadline_ns")):
+            return None
+        return (r["vcpu"], int(r["t_fault_ns"]),
+                (int(r["t_wait_end_ns"]) - int(r["t_deadline_ns"])) / 1000.0)
+    per, rows = _fault_times(path, clean_read)
     if len(per) != 2:
         return float("nan"), float("nan")
     alone, together = [], []
