@@ -80,10 +80,13 @@ plan_run() {
 
 # boot_l1 PLAN DIR TIMEOUT: boot L1 under TCG (-cpu max: SVM + NPT) with the
 # plan as its job; then split every L2's results port into DIR/runs/NAME/.
+# L1 starts its job (the plan) within seconds of guest time; one that has
+# not after KVM_NESTED_L1_START_TIMEOUT (300 s) hung while booting.
 boot_l1() {
     local plan=$1 dir=$2 secs=$3 rc=0 f name
     "$BOOT" --accel tcg --cpu max --ram "${KVM_NESTED_L1_RAM:-3G}" \
         --smp "${KVM_NESTED_L1_SMP:-2}" --timeout "$secs" \
+        --start-timeout "${KVM_NESTED_L1_START_TIMEOUT:-300}" \
         --kernel "$GUEST_KERNEL" --initrd "$L1_INITRD" \
         --job "$plan" --results "$dir/l1" >"$dir/l1.boot.log" 2>&1 || rc=$?
     for f in "$dir"/l1/*.results.raw; do
@@ -99,25 +102,38 @@ boot_l1() {
     return "$rc"
 }
 
-# boot_l1_retrying PLAN DIR TIMEOUT: boot_l1, and again if L1's kernel
-# panicked, up to L1_BOOTS boots in all.  L1's kernel, on TCG's emulated
-# SVM, now and then panics while it runs an L2 guest, on a corrupted or
-# overflowed kernel stack ("corrupted stack end detected inside scheduler"
-# in the idle task, "stack guard page was hit", "Fatal exception in
-# interrupt" in exc_general_protection), before L2 has touched the device
-# (README.md, "Limits"): the rig's failure.  L1 then boots again from the
-# start, said on a "#" line (attempt N kept in DIR/l1.panicN); a panic on
-# the last boot fails.  Sets l1_retries (0 .. L1_BOOTS - 1).
+# l1_rig_failure DIR: why L1's boot in DIR/l1 failed, if it was the rig's
+# fault (a kernel panic, or a hang before the plan started); else nothing.
+l1_rig_failure() {
+    local panic
+    panic=$(grep -a -m1 'Kernel panic' "$1/l1/console.log" 2>/dev/null | tr -d '\r')
+    if [ -n "$panic" ]; then
+        echo "L1's kernel panicked: $panic"
+    elif [ -f "$1/l1/start-timeout" ]; then
+        echo "L1 hung before its plan started (no 'running job' after $(cat "$1/l1/start-timeout") s; console's last line: $(tail -n 1 "$1/l1/console.log" 2>/dev/null | tr -d '\r'))"
+    fi
+}
+
+# boot_l1_retrying PLAN DIR TIMEOUT: boot_l1, and again if the rig failed
+# (l1_rig_failure), up to L1_BOOTS boots in all.  L1's kernel, on TCG's
+# emulated SVM, now and then panics while it runs an L2 guest, on a
+# corrupted or overflowed kernel stack ("corrupted stack end detected
+# inside scheduler" in the idle task, "stack guard page was hit", "Fatal
+# exception in interrupt" in exc_general_protection), before L2 has touched
+# the device; and once L1 hung for good while it onlined its second vCPU
+# (README.md, "Limits").  L1 then boots again from the start, said on a "#"
+# line (attempt N kept in DIR/l1.failN); a rig failure on the last boot
+# fails.  Sets l1_retries (0 .. L1_BOOTS - 1).
 L1_BOOTS=3
 boot_l1_retrying() {
-    local plan=$1 dir=$2 secs=$3 rc=0
+    local plan=$1 dir=$2 secs=$3 rc=0 why
     l1_retries=0
     boot_l1 "$plan" "$dir" "$secs" || rc=$?
     while [ "$rc" -ne 0 ] && [ $((l1_retries + 1)) -lt "$L1_BOOTS" ] &&
-          grep -qa 'Kernel panic' "$dir/l1/console.log" 2>/dev/null; do
+          why=$(l1_rig_failure "$dir") && [ -n "$why" ]; do
         l1_retries=$((l1_retries + 1))
-        local keep="$dir/l1.panic$l1_retries"
-        echo "# L1's kernel panicked: $(grep -a -m1 'Kernel panic' "$dir/l1/console.log" | tr -d '\r'); L1 boots again, $((l1_retries + 1)) of $L1_BOOTS (this attempt in $keep)"
+        local keep="$dir/l1.fail$l1_retries"
+        echo "# $why; L1 boots again, $((l1_retries + 1)) of $L1_BOOTS (this attempt in $keep)"
         rm -rf "$keep"
         mv "$dir/l1" "$keep"
         mv "$dir/l1.boot.log" "$keep.boot.log"
