@@ -70,10 +70,12 @@ plan_run() {
             cat "$out/$name.$f"
             echo "EOF_RIG_FILE"
         done
+        # KVM_NESTED_L2_START_TIMEOUT: l2-run's L2_START_TIMEOUT (checks)
+        local start=${KVM_NESTED_L2_START_TIMEOUT:+L2_START_TIMEOUT=$KVM_NESTED_L2_START_TIMEOUT }
         if [ "$trace" = all ]; then
-            echo "TRACE=1 TRACE_EXITS=all l2-run $name $secs$ids"
+            echo "${start}TRACE=1 TRACE_EXITS=all l2-run $name $secs$ids"
         else
-            echo "TRACE=$trace l2-run $name $secs$ids"
+            echo "${start}TRACE=$trace l2-run $name $secs$ids"
         fi
     } >>"$plan"
 }

@@ -58,6 +58,23 @@ unsigned long long cxlssd_kport_strtoull(const char *s, char **end, int base)
     return v;
 }
 
+/* Room for @n more bytes and the terminating NUL. */
+static int kfile_reserve(FILE *f, size_t n)
+{
+    if (f->len + n + 1 > f->cap) {
+        size_t cap = max(f->cap * 2, f->len + n + 1 + 4096);
+        char *b = kvrealloc(f->buf, cap, GFP_KERNEL);
+
+        if (!b) {
+            f->failed = true;
+            return -1;
+        }
+        f->buf = b;
+        f->cap = cap;
+    }
+    return 0;
+}
+
 int cxlssd_kport_vfprintf(FILE *f, const char *fmt, va_list ap)
 {
     va_list aq;
@@ -70,16 +87,8 @@ int cxlssd_kport_vfprintf(FILE *f, const char *fmt, va_list ap)
     va_copy(aq, ap);
     n = vsnprintf(NULL, 0, fmt, aq);
     va_end(aq);
-    if (f->len + n + 1 > f->cap) {
-        size_t cap = max(f->cap * 2, f->len + n + 1 + 4096);
-        char *b = kvrealloc(f->buf, cap, GFP_KERNEL);
-
-        if (!b) {
-            f->failed = true;
-            return -1;
-        }
-        f->buf = b;
-        f->cap = cap;
+    if (kfile_reserve(f, n) < 0) {
+        return -1;
     }
     vsnprintf(f->buf + f->len, f->cap - f->len, fmt, ap);
     f->len += n;
@@ -100,6 +109,19 @@ int cxlssd_kport_fprintf(FILE *f, const char *fmt, ...)
 int cxlssd_kport_fputs(const char *s, FILE *f)
 {
     return cxlssd_kport_fprintf(f, "%s", s);
+}
+
+size_t cxlssd_kport_fwrite(const void *p, size_t size, size_t n, FILE *f)
+{
+    size_t len = size * n;
+
+    if (!f || !len || kfile_reserve(f, len) < 0) {
+        return 0;
+    }
+    memcpy(f->buf + f->len, p, len);
+    f->len += len;
+    f->buf[f->len] = '\0';
+    return n;
 }
 
 void cxlssd_kfile_release(FILE *f)

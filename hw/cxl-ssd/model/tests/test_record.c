@@ -114,6 +114,45 @@ int main(void)
            "rows: seq, flags as 0/1, empty victim_page when none:\n%s", rows);
     free(rows);
     tap_ok(cxlssd_record_drain(r, NULL, "x", "y") == 0, "ring empty again");
+
+    /* every field at its extremes, against printf's formatting */
+    struct cxlssd_record big = { 0 };
+    big.page = UINT64_MAX - 1;
+    big.tid = INT32_MIN;
+    big.vcpu = INT32_MAX;
+    big.flags = ~0u;
+    big.nvictims = UINT32_MAX;
+    big.victim_page = UINT64_MAX - 1;
+    uint64_t *ts[12] = {
+        &big.t_fault_ns, &big.t_bql_req_ns, &big.t_bql_acq_ns,
+        &big.t_decision_start_ns, &big.t_decision_end_ns, &big.t_unmapped_ns,
+        &big.t_deadline_ns, &big.t_deadline_model_ns, &big.t_wait_end_ns,
+        &big.t_mapped_ns, &big.t_bql_rel_ns, &big.t_host_fault_ns,
+    };
+    for (int i = 0; i < 12; i++) {
+        *ts[i] = i % 2 ? UINT64_MAX : (uint64_t)i * 1000000007ull;
+    }
+    cxlssd_record_push(r, &big);
+    f = tmpfile();
+    cxlssd_record_drain(r, f, "a-long-mode-name", "");
+    rows = slurp(f);
+    fclose(f);
+    char want[1024];
+    int w = snprintf(want, sizeof(want),
+                     "%" PRIu64 ",%" PRIu64 ",%" PRId32 ",%" PRId32
+                     ",a-long-mode-name,,1,1,1,1,1,1,%" PRIu32 ",%" PRIu64,
+                     (uint64_t)2, big.page, big.tid, big.vcpu, big.nvictims,
+                     big.victim_page);
+    for (int i = 0; i < 12; i++) {
+        w += snprintf(want + w, sizeof(want) - (size_t)w, ",%" PRIu64, *ts[i]);
+    }
+    snprintf(want + w, sizeof(want) - (size_t)w, "\n");
+    if (!tap_ok(strcmp(rows, want) == 0,
+                "every field at its extremes formatted as printf does")) {
+        tap_diag("got:  %s", rows);
+        tap_diag("want: %s", want);
+    }
+    free(rows);
     cxlssd_record_ring_free(r);
 
     /* full ring: drops counted, push never blocks */
