@@ -50,6 +50,8 @@ l2_args() {
 # every kvm_exit too (not only NPF exits).
 # $out/NAME.hmp, if present, lists HMP commands run after the guest powered
 # off; $out/NAME.inflight makes l2-qmp reset the guest at that many misses.
+# L2_PRELUDE: a command line the run needs first (in its block).  Each
+# block is skipped when its name is in the plan's SKIP_RUNS (plan_skipping).
 plan_run() {
     local plan=$1 name=$2 secs=$3 trace=$4 job=$5 ndev=$6 d=$L2_ROOT/runs/$2
     shift 6
@@ -57,6 +59,8 @@ plan_run() {
     args=$(l2_args "$name" --devices "$ndev" "$@") || return 1
     ids=$(for ((i = 0; i < ndev; i++)); do printf ' cxl-vmem%d' "$i"; done)
     {
+        echo "case \" \${SKIP_RUNS:-} \" in *' $name '*) echo 'plan: $name done in an earlier boot' ;; *)"
+        [ -z "${L2_PRELUDE:-}" ] || echo "$L2_PRELUDE"
         echo "mkdir -p $d"
         echo "cat >$d/qemu.args <<'EOF_RIG_ARGS'"
         printf '%s\n' "$args"
@@ -77,20 +81,61 @@ plan_run() {
         else
             echo "${start}TRACE=$trace l2-run $name $secs$ids"
         fi
+        echo "esac"
+        # KVM_NESTED_CRASH_AFTER=NAME crashes L1 once NAME is done, in the
+        # boot that ran it (a check of the retry: boot again, skip NAME).
+        if [ "${KVM_NESTED_CRASH_AFTER:-}" = "$name" ]; then
+            echo "case \" \${SKIP_RUNS:-} \" in *' $name '*) ;; *) echo c >/proc/sysrq-trigger ;; esac"
+        fi
     } >>"$plan"
 }
 
+# plan_skipping PLAN RUNS...: PLAN with its blocks for RUNS skipped.
+plan_skipping() {
+    local plan=$1
+    shift
+    printf "SKIP_RUNS='%s'\n" "$*"
+    cat "$plan"
+}
+
+# l1_done_runs DIR: the L2 runs whose files all came back from L1 (l2-run
+# sends NAME.done last), in the boot DIR/l1 and the kept attempts.
+l1_done_runs() {
+    local f
+    for f in "$1"/l1/*.done "$1"/l1.fail*/*.done; do
+        [ -f "$f" ] || continue
+        f=${f##*/}
+        echo "${f%.done}"
+    done | sort -u
+}
+
 # boot_l1 PLAN DIR TIMEOUT: boot L1 under TCG (-cpu max: SVM + NPT) with the
-# plan as its job; then split every L2's results port into DIR/runs/NAME/.
+# plan as its job; its files in DIR/l1.
 # L1 starts its job (the plan) within seconds of guest time; one that has
 # not after KVM_NESTED_L1_START_TIMEOUT (300 s) hung while booting.
 boot_l1() {
-    local plan=$1 dir=$2 secs=$3 rc=0 f name
+    local plan=$1 dir=$2 secs=$3
     "$BOOT" --accel tcg --cpu max --ram "${KVM_NESTED_L1_RAM:-3G}" \
         --smp "${KVM_NESTED_L1_SMP:-2}" --timeout "$secs" \
         --start-timeout "${KVM_NESTED_L1_START_TIMEOUT:-300}" \
         --kernel "$GUEST_KERNEL" --initrd "$L1_INITRD" \
-        --job "$plan" --results "$dir/l1" >"$dir/l1.boot.log" 2>&1 || rc=$?
+        --job "$plan" --results "$dir/l1" >"$dir/l1.boot.log" 2>&1
+}
+
+# split_l2_results DIR: every L2's files (from DIR/l1, and those of runs
+# done in the kept attempts DIR/l1.failN) into DIR/runs/NAME/.
+split_l2_results() {
+    local dir=$1 f g name kept
+    for kept in "$dir"/l1.fail*/; do
+        [ -d "$kept" ] || continue
+        for f in "$kept"*.done; do
+            [ -f "$f" ] || continue
+            name=${f##*/}
+            name=${name%.done}
+            [ -e "$dir/l1/$name.done" ] && continue
+            cp -p "$kept$name".* "$dir/l1/"
+        done
+    done
     for f in "$dir"/l1/*.results.raw; do
         [ -f "$f" ] || continue
         name=${f##*/}
@@ -101,7 +146,6 @@ boot_l1() {
         done
         "$TOP/vm-images/split-results" "$f" "$dir/runs/$name" >/dev/null 2>&1 || true
     done
-    return "$rc"
 }
 
 # l1_rig_failure DIR: why L1's boot in DIR/l1 failed, if it was the rig's
@@ -117,31 +161,35 @@ l1_rig_failure() {
 }
 
 # boot_l1_retrying PLAN DIR TIMEOUT: boot_l1, and again if the rig failed
-# (l1_rig_failure), up to L1_BOOTS boots in all.  L1's kernel, on TCG's
-# emulated SVM, now and then panics while it runs an L2 guest, on a
-# corrupted or overflowed kernel stack ("corrupted stack end detected
-# inside scheduler" in the idle task, "stack guard page was hit", "Fatal
-# exception in interrupt" in exc_general_protection), before L2 has touched
-# the device; and once L1 hung for good while it onlined its second vCPU
-# (README.md, "Limits").  L1 then boots again from the start, said on a "#"
-# line (attempt N kept in DIR/l1.failN); a rig failure on the last boot
-# fails.  Sets l1_retries (0 .. L1_BOOTS - 1).
+# (l1_rig_failure), up to L1_BOOTS boots in all; then split_l2_results.
+# L1's kernel, on TCG's emulated SVM, now and then panics while it runs an
+# L2 guest, on a corrupted or overflowed kernel stack ("corrupted stack end
+# detected inside scheduler" in the idle task, "stack guard page was hit",
+# "Fatal exception in interrupt" in exc_general_protection), before L2 has
+# touched the device; and once L1 hung for good while it onlined its
+# second vCPU (README.md, "Limits").  L1 then boots again, said on a "#"
+# line (attempt N kept in DIR/l1.failN), with a plan that skips the L2 runs
+# already done (their files are taken from the attempt that ran them); a
+# rig failure on the last boot fails.  Sets l1_retries (0 .. L1_BOOTS - 1).
 L1_BOOTS=3
 boot_l1_retrying() {
-    local plan=$1 dir=$2 secs=$3 rc=0 why
+    local plan=$1 dir=$2 secs=$3 rc=0 why done_runs
     l1_retries=0
+    rm -rf "$dir"/l1.fail* "$dir/runs"
     boot_l1 "$plan" "$dir" "$secs" || rc=$?
     while [ "$rc" -ne 0 ] && [ $((l1_retries + 1)) -lt "$L1_BOOTS" ] &&
           why=$(l1_rig_failure "$dir") && [ -n "$why" ]; do
         l1_retries=$((l1_retries + 1))
         local keep="$dir/l1.fail$l1_retries"
-        echo "# $why; L1 boots again, $((l1_retries + 1)) of $L1_BOOTS (this attempt in $keep)"
-        rm -rf "$keep"
         mv "$dir/l1" "$keep"
         mv "$dir/l1.boot.log" "$keep.boot.log"
-        rm -rf "$dir/runs"
+        done_runs=$(l1_done_runs "$dir" | paste -sd " " -)
+        echo "# $why; L1 boots again, $((l1_retries + 1)) of $L1_BOOTS, skipping the L2 runs done: ${done_runs:-none} (this attempt in $keep)"
+        # shellcheck disable=SC2086  # done_runs: a word list
+        plan_skipping "$plan" $done_runs >"$dir/plan.boot$((l1_retries + 1))"
         rc=0
-        boot_l1 "$plan" "$dir" "$secs" || rc=$?
+        boot_l1 "$dir/plan.boot$((l1_retries + 1))" "$dir" "$secs" || rc=$?
     done
+    split_l2_results "$dir"
     return "$rc"
 }
