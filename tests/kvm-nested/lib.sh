@@ -112,12 +112,15 @@ l1_done_runs() {
 # boot_l1 PLAN DIR TIMEOUT: boot L1 under TCG (-cpu max: SVM + NPT) with the
 # plan as its job; its files in DIR/l1.
 # L1 starts its job (the plan) within seconds of guest time; one that has
-# not after KVM_NESTED_L1_START_TIMEOUT (300 s) hung while booting.
+# not after KVM_NESTED_L1_START_TIMEOUT (300 s) hung while booting.  An RCU
+# stall in L1 (one vCPU that no longer runs, not even its timer) panics it,
+# so that it counts as a rig failure instead of hanging until the timeout.
 boot_l1() {
     local plan=$1 dir=$2 secs=$3
     "$BOOT" --accel tcg --cpu max --ram "${KVM_NESTED_L1_RAM:-3G}" \
         --smp "${KVM_NESTED_L1_SMP:-2}" --timeout "$secs" \
         --start-timeout "${KVM_NESTED_L1_START_TIMEOUT:-300}" \
+        --append "sysctl.kernel.panic_on_rcu_stall=1" \
         --kernel "$GUEST_KERNEL" --initrd "$L1_INITRD" \
         --job "$plan" --results "$dir/l1" >"$dir/l1.boot.log" 2>&1
 }
