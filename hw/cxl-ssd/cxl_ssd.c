@@ -75,6 +75,8 @@ static bool cxl_ssd_start_uffd(CXLSSDState *s, MemoryRegion *vmr,
         .record_ab = s->cfg.record_ab,
         .track_dirty = s->cfg.track_dirty,
         .record_path = s->cfg.record_path,
+        /* TCG's TLB entries are dropped exactly (cxl_ssd_tlb.c) */
+        .keep_clean_mapped = cxl_ssd_tlb(s),
         .mode_name = "uffd",
         .accel_name = s->accel,
     };

@@ -13,6 +13,9 @@
  * load.  A miss unmaps its own victims before
  * it waits for its absolute NAND deadline, so an unmap shorter than the
  * NAND read is free (see defer_unmap in trap.h for the alternative).
+ * With keep_clean_mapped (delivery=tlb: the embedder drops its own
+ * translations) a clean victim skips the host unmap: only the unmapped()
+ * hook runs (keep_or_collect).
  *
  * Background mode (model eviction=background): a worker thread sleeps on
  * a condvar, is kicked by handlers when cxlssd_evict_needed(), and calls
@@ -112,35 +115,59 @@ static void unmap_runs(struct cxlssd_trap *t, const struct iovec *iov,
     }
 }
 
+/* Collects into @pages the victims of @v[0, @k) to unmap on the host, and
+ * returns their count.  With keep_clean a victim that is clean now (the
+ * model's bit, not only the choice's: a write-protect fault may have
+ * landed since) stays mapped: the embedder drops its translations, and its
+ * write-protected PTE still catches any other store. */
+static uint32_t keep_or_collect(struct cxlssd_trap *t,
+                                const struct cxlssd_victim *v, uint32_t k,
+                                uint64_t *pages)
+{
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < k; i++) {
+        if (t->keep_clean && !v[i].dirty &&
+            !cxlssd_page_dirty(t->model, v[i].page)) {
+            atomic_fetch_add_explicit(&t->st_kept_mapped, 1,
+                                      memory_order_relaxed);
+            unmapped(t, v[i].page, 1);
+        } else {
+            pages[m++] = v[i].page;
+        }
+    }
+    return m;
+}
+
 void trap_unmap_victims(struct cxlssd_trap *t, const struct cxlssd_victim *v,
                         uint32_t n)
 {
     uint64_t pages[UNMAP_CHUNK];
     while (n > 0) {
         uint32_t k = n < UNMAP_CHUNK ? n : UNMAP_CHUNK;
-        for (uint32_t i = 0; i < k; i++) {
-            pages[i] = v[i].page;
+        uint32_t m = keep_or_collect(t, v, k, pages);
+        v += k;
+        n -= k;
+        if (m == 0) {
+            continue;
         }
-        qsort(pages, k, sizeof(*pages), cmp_page);
+        qsort(pages, m, sizeof(*pages), cmp_page);
         struct iovec iov[UNMAP_CHUNK];
         uint32_t nr = 0;
         uint64_t start = pages[0], len = 1;
-        for (uint32_t i = 1; i <= k; i++) {
-            if (i < k && pages[i] == start + len) {
+        for (uint32_t i = 1; i <= m; i++) {
+            if (i < m && pages[i] == start + len) {
                 len++;
-            } else if (i == k || pages[i] != start + len - 1) {
+            } else if (i == m || pages[i] != start + len - 1) {
                 /* a run ends (duplicates skipped) */
                 iov[nr].iov_base = t->base + start * t->page_size;
                 iov[nr++].iov_len = len * t->page_size;
-                if (i < k) {
+                if (i < m) {
                     start = pages[i];
                     len = 1;
                 }
             }
         }
         unmap_runs(t, iov, nr);
-        v += k;
-        n -= k;
     }
 }
 

@@ -122,6 +122,16 @@ static void handle_msg(struct cxlssd_trap *t, const struct uffd_msg *msg,
 
     if (flags & UFFD_PAGEFAULT_FLAG_WP) {
         atomic_fetch_add_explicit(&t->st_wp_faults, 1, memory_order_relaxed);
+        enum cxlssd_page_state s = cxlssd_page_state(t->model, page);
+        if (t->keep_clean &&
+            (s == CXLSSD_NOT_CACHED || s == CXLSSD_EVICTING)) {
+            /* A store to a page evicted clean and left mapped: a write
+             * miss (it clears the protection and wakes the writer). */
+            atomic_fetch_add_explicit(&t->st_host_route, 1,
+                                      memory_order_relaxed);
+            trap_serve_miss(t, page, true, tid, t_fault, true);
+            return;
+        }
         cxlssd_mark_dirty(t->model, page);
         trap_uffd_unprotect(t, page);
         return;

@@ -15,6 +15,11 @@
  * host faults of QEMU's own accesses (DMA, monitor, gdbstub, dumps, page
  * table walks) and of translations that still point at an evicted page,
  * which the embedder drops in the unmapped() hook (evict.c calls it).
+ * With keep_clean_mapped a victim evicted clean keeps its host mapping
+ * (evict.c): a read there does not fault, a store write-protect faults
+ * and is served as a write miss (handler.c), and a miss that maps it
+ * again finds it mapped (EEXIST: uffd.c clears the write protection for a
+ * write miss).
  */
 #include "trap_int.h"
 

@@ -163,6 +163,11 @@ struct cxlssd_trap *cxlssd_trap_new(struct cxlssd_model *model,
                  (int)cfg->delivery);
         return NULL;
     }
+    if (cfg->keep_clean_mapped && cfg->delivery != CXLSSD_DELIVERY_TLB) {
+        snprintf(err, errlen, "keep_clean_mapped: only with delivery=tlb "
+                 "(the embedder must drop its own translations)");
+        return NULL;
+    }
     if (cfg->handler_threads < 1 || cfg->handler_threads > TRAP_MAX_HANDLERS) {
         snprintf(err, errlen, "handler-threads=%u: must be in 1..%d",
                  cfg->handler_threads, TRAP_MAX_HANDLERS);
@@ -224,6 +229,8 @@ struct cxlssd_trap *cxlssd_trap_new(struct cxlssd_model *model,
     t->stop_efd = -1;
     t->memfd = -1;
     t->sigbus = cfg->delivery == CXLSSD_DELIVERY_SIGBUS;
+    t->keep_clean = cfg->keep_clean_mapped &&
+                    !(cfg->media_path && *cfg->media_path);
     t->sigbus_slot = -1;
     pthread_mutex_init(&t->ctl_lock, NULL);
     pthread_cond_init(&t->ctl_cond, NULL);
@@ -322,6 +329,7 @@ void cxlssd_trap_get_stats(struct cxlssd_trap *t, struct cxlssd_trap_stats *out)
     out->tlb_fill_misses = atomic_load(&t->st_tlb_fill);
     out->host_route_misses = atomic_load(&t->st_host_route);
     out->tlb_invalidations = atomic_load(&t->st_tlb_inval);
+    out->victims_kept_mapped = atomic_load(&t->st_kept_mapped);
     out->remaps = ss.remaps;
     out->unclocked_misses = ss.unclocked_misses;
     struct cxlssd_media_stats ms;

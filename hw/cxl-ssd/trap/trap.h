@@ -52,7 +52,9 @@
  * translations of unmapped pages in the unmapped() hook.  Whatever still
  * faults on the host (an access through a translation that was not
  * dropped yet, any other thread) is served by the handler threads as in
- * POLL.  Not offered by cxlssd_delivery_from_name().
+ * POLL; with keep_clean_mapped (below) a victim evicted clean stays
+ * mapped, so only stores fault there.  Not offered by
+ * cxlssd_delivery_from_name().
  */
 
 struct cxlssd_trap_hooks {
@@ -140,6 +142,25 @@ struct cxlssd_trap_config {
      */
     bool defer_unmap;
     /*
+     * CXLSSD_DELIVERY_TLB only (cxlssd_trap_new() refuses it otherwise),
+     * for an embedder that reaches the range only through translations it
+     * drops itself in the unmapped() hook, at once or before the accessor
+     * next runs guest code (the QEMU device: TCG's TLB).  A victim that is
+     * clean when it is unmapped then stays mapped on the host: no
+     * MADV_DONTNEED, so no TLB shootdown IPI to the other CPUs running the
+     * process (10-30 us each on the machines measured, on the faulter's
+     * path or on the evictor's, interrupting the vCPUs).  The unmapped()
+     * hook is still called.  Dirty victims are unmapped as before, so a
+     * page mapped again clean is write-protected afresh.  The price: an
+     * access that does not come through the embedder's translations (in
+     * QEMU: DMA, monitor, gdbstub, dumps) to a page evicted clean reads
+     * the memfd's data, which is the page's data, without a miss; a store
+     * there still write-protect faults and is served as a write miss.
+     * Ignored with a media store (its evictions drop pages from the
+     * memfd).
+     */
+    bool keep_clean_mapped;
+    /*
      * The media store (model/media.h, property media=PATH); NULL or "" =
      * off: the memfd holds every page (the embedder fallocates it).  On:
      * the trap opens the file (loading a clean file's FTL state into the
@@ -225,6 +246,8 @@ struct cxlssd_trap_stats {
                                  * cxlssd_trap_tlb_fill() */
     uint64_t host_route_misses; /* MINOR/MISSING uffd events read */
     uint64_t tlb_invalidations; /* unmapped() hook calls */
+    uint64_t victims_kept_mapped;   /* cfg.keep_clean_mapped: clean victims
+                                     * left mapped on the host */
     uint64_t remaps;            /* faults on pages the model holds resident
                                  * that were not mapped: mapped again */
     uint64_t unclocked_misses;  /* compensated from the handler's own

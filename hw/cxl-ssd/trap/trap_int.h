@@ -186,6 +186,7 @@ struct cxlssd_trap {
     char *accel_name;
     struct cxlssd_trap_hooks hooks;
     bool background;        /* model eviction == background */
+    bool keep_clean;        /* cfg.keep_clean_mapped, no media store */
 
     /* userfaultfd */
     int uffd;
@@ -253,6 +254,7 @@ struct cxlssd_trap {
     _Atomic uint64_t st_tlb_fill;       /* tlb.c: misses served */
     _Atomic uint64_t st_host_route;     /* MINOR/MISSING events read */
     _Atomic uint64_t st_tlb_inval;      /* hooks.unmapped calls */
+    _Atomic uint64_t st_kept_mapped;    /* clean victims left mapped */
 };
 
 #endif

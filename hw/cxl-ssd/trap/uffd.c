@@ -305,8 +305,18 @@ int trap_uffd_continue(struct cxlssd_trap *t, uint64_t page, uint64_t n,
             continue;   /* mm changing under us (e.g. remap): retry */
         }
         if (e == EEXIST) {
-            /* Already mapped: CONTINUE did not wake anyone. */
-            trap_uffd_wake(t, page, n);
+            /* Already mapped (with keep_clean: a page evicted clean),
+             * write-protected if it was clean: a write miss must clear
+             * that.  CONTINUE woke nobody; in the access path nobody
+             * sleeps on the page. */
+            if (t->keep_clean && t->wp && !wp) {
+                for (uint64_t i = 0; i < n; i++) {
+                    trap_uffd_unprotect(t, page + i);
+                }
+            }
+            if (!trap_in_access_path()) {
+                trap_uffd_wake(t, page, n);
+            }
             return 1;
         }
         /* Never leave a faulter blocked. */

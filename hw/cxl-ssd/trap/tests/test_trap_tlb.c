@@ -10,10 +10,17 @@
  *    plain view and the registered one, for eviction sync and background:
  *    no mismatch, the misses come through the fill (tlb_fill_misses +
  *    host_route_misses >= misses, host_route_misses <= misses / 10), the first stores mark pages dirty (dirty evictions), a clean
- *    page's fill is read-only under dirty tracking;
- *  - an access through an entry the hook did not drop (a stale one: the
- *    hook is off) still gets its data, through the poll handler
- *    (host_route_misses > 0): the safety net.
+ *    page's fill is read-only under dirty tracking; and again with
+ *    keep_clean_mapped (as the QEMU device runs it): clean victims stay
+ *    mapped on the host (victims_kept_mapped > 0, only dirty ones
+ *    unmapped), same data;
+ *  - keep_clean_mapped: a store that does not come through the fill (QEMU's
+ *    DMA) to a page evicted clean and left mapped write-protect faults and
+ *    is served as a write miss: resident, dirty, its data kept, and its
+ *    next eviction unmaps it (dirty); refused with another delivery;
+ *  - without keep_clean_mapped, an access through an entry the hook did
+ *    not drop (a stale one: the hook is off) still gets its data, through
+ *    the poll handler (host_route_misses > 0): the safety net.
  */
 #include <pthread.h>
 
@@ -111,11 +118,12 @@ static uint64_t run2(struct env *e, struct cxlssd_trap *t, int op,
 }
 
 static struct cxlssd_trap *start(struct env *e, struct cxlssd_model *m,
-                                 const char *name)
+                                 const char *name, bool keep)
 {
     char err[256];
     struct cxlssd_trap_config tc;
     test_trap_config(&tc, CXLSSD_DELIVERY_TLB, 1);
+    tc.keep_clean_mapped = keep;
     struct cxlssd_trap_hooks hooks = { .unmapped = unmapped };
     memset(soft_tlb, 0, sizeof(soft_tlb));
     struct cxlssd_trap *t = cxlssd_trap_new(m, e->a, e->len, &tc, &hooks,
@@ -126,11 +134,11 @@ static struct cxlssd_trap *start(struct env *e, struct cxlssd_model *m,
     return t;
 }
 
-static void data_path(struct env *e, enum cxlssd_eviction ev)
+static void data_path(struct env *e, enum cxlssd_eviction ev, bool keep)
 {
     char name[96];
-    snprintf(name, sizeof(name), "tlb eviction=%s",
-             cxlssd_eviction_name(ev));
+    snprintf(name, sizeof(name), "tlb eviction=%s%s",
+             cxlssd_eviction_name(ev), keep ? " keep_clean_mapped" : "");
     struct cxlssd_model *m = test_policy_model(NPAGES, FRAMES,
                                                CXLSSD_POLICY_CLOCK, 0, ev,
                                                name);
@@ -142,7 +150,7 @@ static void data_path(struct env *e, enum cxlssd_eviction ev)
     atomic_store(&drop_entries, true);
     atomic_store(&readonly_fills, 0);
     atomic_store(&bad_fills, 0);
-    struct cxlssd_trap *t = start(e, m, name);
+    struct cxlssd_trap *t = start(e, m, name, keep);
     if (!t) {
         cxlssd_model_free(m);
         return;
@@ -161,6 +169,18 @@ static void data_path(struct env *e, enum cxlssd_eviction ev)
     bool wp = cxlssd_trap_dirty_tracking(t);
     cxlssd_trap_free(t);
     cxlssd_model_free(m);
+    uint64_t evictions = s.evictions_clean + s.evictions_dirty;
+    bool kept_ok = keep ? ts.victims_kept_mapped > 0 &&
+                          ts.pages_unmapped < evictions &&
+                          ts.pages_unmapped + ts.victims_kept_mapped >=
+                          evictions
+                        : ts.victims_kept_mapped == 0;
+    tap_ok(kept_ok, "%s: victims kept mapped=%llu, pages unmapped=%llu, "
+           "evictions=%llu (dirty %llu)", name,
+           (unsigned long long)ts.victims_kept_mapped,
+           (unsigned long long)ts.pages_unmapped,
+           (unsigned long long)evictions,
+           (unsigned long long)s.evictions_dirty);
     tap_ok(bad1 == 0 && bad2 == 0 && badb == 0 && bad3 == 0 &&
            s.misses >= 3 * NPAGES - FRAMES && ts.tlb_fill_misses + ts.host_route_misses >= s.misses &&
            ts.host_route_misses <= s.misses / 10 && s.evictions_dirty > 0 &&
@@ -194,7 +214,7 @@ static void safety_net(struct env *e)
     }
     fill_pattern(e->b, NPAGES, 0x5afe);
     atomic_store(&drop_entries, false);
-    struct cxlssd_trap *t = start(e, m, name);
+    struct cxlssd_trap *t = start(e, m, name, false);
     if (!t) {
         cxlssd_model_free(m);
         return;
@@ -210,6 +230,103 @@ static void safety_net(struct env *e)
            (unsigned long long)bad, (unsigned long long)ts.host_route_misses,
            (unsigned long long)ts.tlb_fill_misses);
     atomic_store(&drop_entries, true);
+}
+
+static const char *state_name(enum cxlssd_page_state s)
+{
+    static const char *const names[] = { "not cached", "loading", "cached",
+                                         "evicting" };
+    return (unsigned)s < 4 ? names[s] : "?";
+}
+
+/* keep_clean_mapped: QEMU's DMA, a store through the registered mapping
+ * without a fill, to a page evicted clean and left mapped. */
+static void kept_page_store(struct env *e)
+{
+    const char *name = "keep_clean_mapped: a store without a fill";
+    struct cxlssd_model *m = test_policy_model(NPAGES, FRAMES,
+                                               CXLSSD_POLICY_FIFO, 0,
+                                               CXLSSD_EVICTION_SYNC, name);
+    if (!m) {
+        return;
+    }
+    fill_pattern(e->b, NPAGES, 0xd3a);
+    atomic_store(&drop_entries, true);
+    struct cxlssd_trap *t = start(e, m, name, true);
+    if (!t) {
+        cxlssd_model_free(m);
+        return;
+    }
+    if (!cxlssd_trap_dirty_tracking(t)) {
+        tap_ok(1, "# SKIP %s: no dirty tracking (uffd write-protect) here",
+               name);
+        cxlssd_trap_free(t);
+        cxlssd_model_free(m);
+        return;
+    }
+    struct job j = { .e = e, .t = t, .id = 0 };
+    uint64_t bad = 0, p = 0;
+    for (uint64_t q = 0; q < 2 * FRAMES; q++) {
+        fill(&j, q, false);
+        bad += check_page(e->a, q, 0xd3a);
+    }
+    struct cxlssd_trap_stats before;
+    cxlssd_trap_get_stats(t, &before);
+    enum cxlssd_page_state s0 = cxlssd_page_state(m, p);
+    uint64_t *w = (uint64_t *)(e->a + p * PG);
+    w[0] = 0x5107e;                         /* no fill: the host mapping */
+    enum cxlssd_page_state s1 = cxlssd_page_state(m, p);
+    bool dirty1 = cxlssd_page_dirty(m, p);
+    struct cxlssd_trap_stats after;
+    cxlssd_trap_get_stats(t, &after);
+    for (uint64_t q = 2 * FRAMES; q < 4 * FRAMES; q++) {
+        fill(&j, q, false);
+        bad += check_page(e->a, q, 0xd3a);
+    }
+    struct cxlssd_trap_stats end;
+    cxlssd_trap_get_stats(t, &end);
+    enum cxlssd_page_state s2 = cxlssd_page_state(m, p);
+    uint64_t word = *(volatile uint64_t *)(e->b + p * PG);
+    cxlssd_trap_free(t);
+    cxlssd_model_free(m);
+    tap_ok(bad == 0 && before.victims_kept_mapped > 0 &&
+           s0 == CXLSSD_NOT_CACHED && s1 == CXLSSD_CACHED && dirty1 &&
+           after.host_route_misses == before.host_route_misses + 1 &&
+           after.wp_faults > before.wp_faults &&
+           s2 == CXLSSD_NOT_CACHED &&
+           end.pages_unmapped > after.pages_unmapped && word == 0x5107e,
+           "%s: page 0 %s (kept mapped: %llu victims) -> %s%s after the "
+           "store (host-route misses +%llu, write-protect faults +%llu), "
+           "evicted again: %s, pages unmapped +%llu; stored word %s; "
+           "mismatches=%llu", name, state_name(s0),
+           (unsigned long long)before.victims_kept_mapped,
+           state_name(s1), dirty1 ? " dirty" : " clean",
+           (unsigned long long)(after.host_route_misses -
+                                before.host_route_misses),
+           (unsigned long long)(after.wp_faults - before.wp_faults),
+           state_name(s2),
+           (unsigned long long)(end.pages_unmapped - after.pages_unmapped),
+           word == 0x5107e ? "kept" : "lost", (unsigned long long)bad);
+
+    char err[256];
+    struct cxlssd_model *m2 = test_policy_model(NPAGES, FRAMES,
+                                                CXLSSD_POLICY_FIFO, 0,
+                                                CXLSSD_EVICTION_SYNC, name);
+    struct cxlssd_trap_config tc;
+    test_trap_config(&tc, CXLSSD_DELIVERY_POLL, 1);
+    tc.keep_clean_mapped = true;
+    struct cxlssd_trap *t2 = m2 ? cxlssd_trap_new(m2, e->a, e->len, &tc,
+                                                  NULL, err, sizeof(err))
+                                : NULL;
+    tap_ok(m2 && !t2 && strstr(err, "keep_clean_mapped"),
+           "keep_clean_mapped with delivery=poll refused: %s",
+           t2 ? "(accepted)" : err);
+    if (t2) {
+        cxlssd_trap_free(t2);
+    }
+    if (m2) {
+        cxlssd_model_free(m2);
+    }
 }
 
 int main(void)
@@ -240,8 +357,11 @@ int main(void)
            strcmp(cxlssd_delivery_name(d), "tlb") == 0 &&
            cxlssd_delivery_from_name("tlb", &d) < 0,
            "delivery name tlb: only through cxlssd_delivery_from_name_any");
-    data_path(&e, CXLSSD_EVICTION_SYNC);
-    data_path(&e, CXLSSD_EVICTION_BACKGROUND);
+    data_path(&e, CXLSSD_EVICTION_SYNC, false);
+    data_path(&e, CXLSSD_EVICTION_BACKGROUND, false);
+    data_path(&e, CXLSSD_EVICTION_SYNC, true);
+    data_path(&e, CXLSSD_EVICTION_BACKGROUND, true);
+    kept_page_store(&e);
     safety_net(&e);
     env_close(&e);
     return tap_done();
