@@ -117,9 +117,22 @@ static uint64_t run2(struct env *e, struct cxlssd_trap *t, int op,
     return bad;
 }
 
-static struct cxlssd_trap *start(struct env *e, struct cxlssd_model *m,
-                                 const char *name, bool keep)
+/* A case's model (@pol, @ev) in *@mp and its tlb trap (keep_clean_mapped
+ * if @keep), over pattern @seed, the unmapped() hook dropping entries if
+ * @drop; NULL (nothing left to free) after a failed check named @name. */
+static struct cxlssd_trap *start(struct env *e, const char *name,
+                                 enum cxlssd_policy pol,
+                                 enum cxlssd_eviction ev, uint64_t seed,
+                                 bool drop, bool keep,
+                                 struct cxlssd_model **mp)
 {
+    struct cxlssd_model *m = test_policy_model(NPAGES, FRAMES, pol, 0, ev,
+                                               name);
+    if (!m) {
+        return NULL;
+    }
+    fill_pattern(e->b, NPAGES, seed);
+    atomic_store(&drop_entries, drop);
     char err[256];
     struct cxlssd_trap_config tc;
     test_trap_config(&tc, CXLSSD_DELIVERY_TLB, 1);
@@ -130,7 +143,10 @@ static struct cxlssd_trap *start(struct env *e, struct cxlssd_model *m,
                                             err, sizeof(err));
     if (!t) {
         tap_ok(0, "%s: cxlssd_trap_new: %s", name, err);
+        cxlssd_model_free(m);
+        return NULL;
     }
+    *mp = m;
     return t;
 }
 
@@ -139,20 +155,13 @@ static void data_path(struct env *e, enum cxlssd_eviction ev, bool keep)
     char name[96];
     snprintf(name, sizeof(name), "tlb eviction=%s%s",
              cxlssd_eviction_name(ev), keep ? " keep_clean_mapped" : "");
-    struct cxlssd_model *m = test_policy_model(NPAGES, FRAMES,
-                                               CXLSSD_POLICY_CLOCK, 0, ev,
-                                               name);
-    if (!m) {
-        return;
-    }
     uint64_t seed1 = 0x7b1 + ev, seed2 = seed1 * 31 + 1;
-    fill_pattern(e->b, NPAGES, seed1);
-    atomic_store(&drop_entries, true);
     atomic_store(&readonly_fills, 0);
     atomic_store(&bad_fills, 0);
-    struct cxlssd_trap *t = start(e, m, name, keep);
+    struct cxlssd_model *m;
+    struct cxlssd_trap *t = start(e, name, CXLSSD_POLICY_CLOCK, ev, seed1,
+                                  true, keep, &m);
     if (!t) {
-        cxlssd_model_free(m);
         return;
     }
     uint64_t bad1 = run2(e, t, 0, seed1);
@@ -206,17 +215,11 @@ static void data_path(struct env *e, enum cxlssd_eviction ev, bool keep)
 static void safety_net(struct env *e)
 {
     const char *name = "tlb stale entries";
-    struct cxlssd_model *m = test_policy_model(NPAGES, FRAMES,
-                                               CXLSSD_POLICY_FIFO, 0,
-                                               CXLSSD_EVICTION_SYNC, name);
-    if (!m) {
-        return;
-    }
-    fill_pattern(e->b, NPAGES, 0x5afe);
-    atomic_store(&drop_entries, false);
-    struct cxlssd_trap *t = start(e, m, name, false);
+    struct cxlssd_model *m;
+    struct cxlssd_trap *t = start(e, name, CXLSSD_POLICY_FIFO,
+                                  CXLSSD_EVICTION_SYNC, 0x5afe, false, false,
+                                  &m);
     if (!t) {
-        cxlssd_model_free(m);
         return;
     }
     uint64_t bad = run2(e, t, 0, 0x5afe) + run2(e, t, 0, 0x5afe);
@@ -244,17 +247,11 @@ static const char *state_name(enum cxlssd_page_state s)
 static void kept_page_store(struct env *e)
 {
     const char *name = "keep_clean_mapped: a store without a fill";
-    struct cxlssd_model *m = test_policy_model(NPAGES, FRAMES,
-                                               CXLSSD_POLICY_FIFO, 0,
-                                               CXLSSD_EVICTION_SYNC, name);
-    if (!m) {
-        return;
-    }
-    fill_pattern(e->b, NPAGES, 0xd3a);
-    atomic_store(&drop_entries, true);
-    struct cxlssd_trap *t = start(e, m, name, true);
+    struct cxlssd_model *m;
+    struct cxlssd_trap *t = start(e, name, CXLSSD_POLICY_FIFO,
+                                  CXLSSD_EVICTION_SYNC, 0xd3a, true, true,
+                                  &m);
     if (!t) {
-        cxlssd_model_free(m);
         return;
     }
     if (!cxlssd_trap_dirty_tracking(t)) {
