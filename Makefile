@@ -40,7 +40,11 @@ include hw/cxl-ssd/trap/trap.mk
 include qemu-patches/qemu.mk
 include vm-images/guest.mk
 include hw/cxl-ssd/kmod/kmod.mk
-include $(sort $(wildcard bench/*.mk bench/*/*.mk tracing/*.mk))
+# MIO and the native tool first: other fragments name their programs as
+# prerequisites, and make expands a rule's prerequisites as it reads it
+BENCH_FIRST_MK := bench/bench.mk bench/native/native.mk
+include $(BENCH_FIRST_MK)
+include $(filter-out $(BENCH_FIRST_MK),$(sort $(wildcard bench/*.mk bench/*/*.mk tracing/*.mk)))
 include $(sort $(wildcard tests/*/*.mk))
 include tests/tests.mk
 

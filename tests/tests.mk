@@ -19,6 +19,9 @@
 # adds its name to TEST_AREAS and its programs to TEST_AREA_<name>.
 .PHONY: test unit check list-tests
 
+# the build's own rules: every recipe's programs among its prerequisites
+UNIT_TESTS += $(TOP)/tests/test-make-prereqs
+
 QEMU_FREE_TESTS := $(UNIT_TESTS) $(SANITIZER_TESTS)
 TESTS := $(QEMU_FREE_TESTS) $(TESTS)
 TEST_AREAS += sanitizers
