@@ -186,6 +186,12 @@ static int parse_params(struct cxlssd_dev *d, unsigned int idx)
         pr_err("%s\n", err);
         return -EINVAL;
     }
+    if (d->cfg.eviction == CXLSSD_EVICTION_BATCH) {
+        pr_err("cxl-ssd: eviction=batch is not offered by the module: "
+               "its background worker already unmaps victims in batches, "
+               "one TLB flush each (allowed: sync, background)\n");
+        return -EINVAL;
+    }
     if (d->cfg.page_size != PAGE_SIZE) {
         pr_err("cxl-ssd: page-size=%u: the module maps %lu-byte pages "
                "(allowed: %lu)\n", d->cfg.page_size, PAGE_SIZE, PAGE_SIZE);

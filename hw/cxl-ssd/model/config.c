@@ -378,9 +378,10 @@ static bool with_media(const struct cxlssd_config *cfg)
     return cfg->media_path && cfg->media_path[0];
 }
 
-static bool background_eviction(const struct cxlssd_config *cfg)
+static bool watermark_eviction(const struct cxlssd_config *cfg)
 {
-    return cfg->eviction == CXLSSD_EVICTION_BACKGROUND;
+    return cfg->eviction == CXLSSD_EVICTION_BACKGROUND ||
+           cfg->eviction == CXLSSD_EVICTION_BATCH;
 }
 
 static bool derived_blocks(const struct cxlssd_config *cfg)
@@ -393,7 +394,7 @@ static bool derived_blocks(const struct cxlssd_config *cfg)
  * does not, it would be ignored without a word, so validate refuses it.
  * @acts looks at values, so a default that satisfies it is fine (mode is
  * uffd unless set).  Accepted on purpose, though they have no effect:
- *  - eviction=background (and its evict-low/evict-high) in mode=mmio,
+ *  - eviction=background or batch (and evict-low/evict-high) in mode=mmio,
  *    which chooses victims on the miss path: the specs that sweep
  *    mode = uffd | mmio over one device (fig-policy, breakdown-fig1, the
  *    workloads' mmio boot) set it for both modes;
@@ -427,10 +428,12 @@ static const struct combination {
       "it chooses which misses are written to the record file" },
     { CXLSSD_ROW_media_page_cache, with_media, "media=PATH",
       "it chooses whether the host page cache keeps the media file" },
-    { CXLSSD_ROW_evict_low_pct, background_eviction, "eviction=background",
+    { CXLSSD_ROW_evict_low_pct, watermark_eviction,
+      "eviction=background or batch",
       "eviction=sync has no watermarks: victims are chosen on the miss "
       "path" },
-    { CXLSSD_ROW_evict_high_pct, background_eviction, "eviction=background",
+    { CXLSSD_ROW_evict_high_pct, watermark_eviction,
+      "eviction=background or batch",
       "eviction=sync has no watermarks: victims are chosen on the miss "
       "path" },
     { CXLSSD_ROW_op_pct, derived_blocks, "nand-blocks=0",

@@ -24,6 +24,8 @@ enum cxlssd_policy {
 enum cxlssd_eviction {
     CXLSSD_EVICTION_SYNC,       /* victims chosen, unmapped on the miss path */
     CXLSSD_EVICTION_BACKGROUND, /* a worker keeps frames free (watermarks) */
+    CXLSSD_EVICTION_BATCH,      /* the miss that crosses the low watermark
+                                 * frees frames up to the high one */
     CXLSSD_EVICTION_COUNT
 };
 

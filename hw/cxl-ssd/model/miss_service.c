@@ -11,6 +11,9 @@
  *                 any GC were charged by the decision); queue the
  *                 prefetches; compensate the deadline; wait for it; map
  *                 the page (map_in_wait: before the wait); fill_done.
+ *                 With batch_evict a fill that crosses the low watermark
+ *                 also frees frames up to the high one, after its own
+ *                 victims (evict_batch).
  *                 With defer_unmap the victims are unmapped after the map
  *                 instead (t_unmapped then follows t_mapped).
  *       LOADING   someone else's fill (a duplicate fault, or a prefetched
@@ -264,6 +267,37 @@ static void queue_prefetches(struct cxlssd_miss_service *svc,
                              const struct cxlssd_prefetch *p, uint32_t n,
                              bool quiet);
 
+#define BATCH_VICTIMS 32    /* victims per unmap call of a batch (stack) */
+
+/* batch_evict: free frames up to the high watermark once the low one is
+ * crossed, on this miss's path; the record counts them. */
+static void evict_batch(struct cxlssd_miss_service *svc,
+                        struct cxlssd_record *rec, bool quiet)
+{
+    struct cxlssd_victim v[BATCH_VICTIMS];
+    uint32_t n;
+
+    if (!svc->cfg.batch_evict || !cxlssd_evict_needed(svc->model)) {
+        return;
+    }
+    while (!stopping(svc) &&
+           (n = cxlssd_evict_background(svc->model, now_ns(), v,
+                                        BATCH_VICTIMS)) > 0) {
+        if (rec->victim_page == UINT64_MAX) {
+            rec->victim_page = v[0].page;
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            if (v[i].dirty) {
+                rec->flags |= CXLSSD_REC_DIRTY_EVICT;
+                TRACE(svc, quiet, writeback, v[i].page);
+            }
+        }
+        unmap_victims(svc, v, n, quiet);
+        rec->nvictims += n;
+        rec->t_unmapped_ns = now_ns();
+    }
+}
+
 /* The wait's end under compensation (see the top of this file). */
 static uint64_t compensated_deadline(struct cxlssd_miss_service *svc,
                                      const struct cxlssd_miss_request *req,
@@ -338,6 +372,7 @@ static void serve_fill(struct cxlssd_miss_service *svc,
             rec->t_unmapped_ns = now_ns();
         }
     }
+    evict_batch(svc, rec, quiet);
     if (m->nprefetch > 0) {
         rec->flags |= CXLSSD_REC_PREFETCH_ISSUED;
         queue_prefetches(svc, m->prefetch, m->nprefetch, quiet);

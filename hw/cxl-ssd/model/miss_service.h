@@ -132,6 +132,15 @@ struct cxlssd_miss_service_config {
     uint32_t record_ab;
     /* unmap victims after the page is mapped instead of before the wait */
     bool defer_unmap;
+    /*
+     * eviction=batch: a fill that finds the model's free frames below its
+     * low watermark frees them up to the high one before its own wait
+     * (cxlssd_evict_background's victims, one unmap call per batch): no
+     * worker thread, and one miss in (high - low) frames pays for the
+     * others.  Its record counts the batch in nvictims.  The page being
+     * filled is LOADING meanwhile, so the batch never evicts it.
+     */
+    bool batch_evict;
 };
 
 struct cxlssd_miss_request {

@@ -64,6 +64,7 @@ static const struct enum_name {
     { CXLSSD_PROP_EVICTION, "sync", CXLSSD_EVICTION_SYNC },
     { CXLSSD_PROP_EVICTION, "background", CXLSSD_EVICTION_BACKGROUND },
     { CXLSSD_PROP_EVICTION, "bg", CXLSSD_EVICTION_BACKGROUND },
+    { CXLSSD_PROP_EVICTION, "batch", CXLSSD_EVICTION_BATCH },
 };
 #define N_ENUM_NAMES (sizeof(enum_names) / sizeof(enum_names[0]))
 

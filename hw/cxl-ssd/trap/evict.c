@@ -22,7 +22,10 @@
  * cxlssd_evict_background() in batches until it returns 0 (so a miss
  * usually finds a free frame and has no victim to unmap); a 10 ms timed
  * wait re-checks the watermark in case a kick is lost.  It parks for
- * resets between batches, like the handlers.
+ * resets between batches, like the handlers.  eviction=batch has no
+ * worker: the miss that crosses the low watermark frees the same batches
+ * on its own path (model/miss_service.c, evict_batch) through the
+ * substrate's unmap, i.e. trap_unmap_victims() below.
  */
 #include <errno.h>
 #include <stdlib.h>

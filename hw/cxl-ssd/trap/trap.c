@@ -87,6 +87,8 @@ static int service_start(struct cxlssd_trap *t, char *err, size_t errlen)
         .compensate_ns = t->cfg.compensate_ns,
         .record_ab = t->cfg.record_ab,
         .defer_unmap = t->cfg.defer_unmap,
+        .batch_evict = cxlssd_model_config(t->model)->eviction ==
+                       CXLSSD_EVICTION_BATCH,
     };
     trap_substrate(t, &sc.substrate);
     if (t->hooks.serialize_begin) {

@@ -134,6 +134,11 @@ int main(void)
     one(&e, "poll, 3 handlers, lifo, background, defer unmap",
         CXLSSD_DELIVERY_POLL, 3, "", CXLSSD_POLICY_LIFO,
         CXLSSD_EVICTION_BACKGROUND, 0, true);
+    one(&e, "poll, 2 handlers, clock, batch, prefetch 2",
+        CXLSSD_DELIVERY_POLL, 2, "", CXLSSD_POLICY_CLOCK,
+        CXLSSD_EVICTION_BATCH, 2, false);
+    one(&e, "sigbus, fifo, batch", CXLSSD_DELIVERY_SIGBUS, 1, "",
+        CXLSSD_POLICY_FIFO, CXLSSD_EVICTION_BATCH, 0, false);
     env_close(&e);
     return tap_done();
 }
