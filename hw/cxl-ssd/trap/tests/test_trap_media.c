@@ -13,10 +13,10 @@
  *  - a writeback that fails (RLIMIT_FSIZE: EFBIG, the same path as ENOSPC)
  *    is counted, keeps the page in host memory, and loses no data;
  *  - 3 threads on shared pages (each its own words), 2 handler threads,
- *    sync and background eviction, prefetch on and off: no mismatch during
- *    the run (a write that lands on a victim chosen clean, before its
- *    unmap, is written back), and the last values read back after a
- *    restart.
+ *    sync, background and batch eviction, prefetch on and off: no
+ *    mismatch during the run (a write that lands on a victim chosen
+ *    clean, before its unmap, is written back), and the last values read
+ *    back after a restart.
  */
 #include <pthread.h>
 #include <limits.h>
@@ -428,6 +428,7 @@ int main(void)
                     "concurrent, background, prefetch 4");
     test_concurrent(CXLSSD_EVICTION_BACKGROUND, 0, "concurrent, background");
     test_concurrent(CXLSSD_EVICTION_SYNC, 4, "concurrent, sync, prefetch 4");
+    test_concurrent(CXLSSD_EVICTION_BATCH, 4, "concurrent, batch, prefetch 4");
     /* media-page-cache=off: writebacks go through the flusher thread
      * (also from the SIGBUS handler) */
     page_cache = false;
