@@ -15,10 +15,10 @@
  *  - the records say which miss paid: rows with nvictims >= 8 have
  *    t_unmapped_ns between t_decision_end_ns and t_wait_end_ns, and they
  *    are at most one in 8 rows.
- * And the livelock a batch after the map had: with prefetch 4 and two
- * threads writing, a batch evicted the page its miss had just mapped, and
- * the faulter's retry faulted again, for ever (test_trap_sigbus's data
- * path runs batch too).
+ * The livelock of a batch run after the map (with prefetch 4 and two
+ * threads writing, it evicted the page its miss had just mapped, and the
+ * faulter's retry faulted again, for ever) is test_trap_sigbus's: its
+ * data path runs every eviction, batch included.
  */
 #include <dirent.h>
 
