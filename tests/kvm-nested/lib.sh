@@ -83,9 +83,15 @@ plan_run() {
         fi
         echo "esac"
         # KVM_NESTED_CRASH_AFTER=NAME crashes L1 once NAME is done, in the
-        # boot that ran it (a check of the retry: boot again, skip NAME).
+        # boot that ran it (a check of the retry: boot again, skip NAME);
+        # KVM_NESTED_STALL_AFTER=NAME silences it instead (heartbeat
+        # stopped, the plan asleep: what the host sees of an L1 whose vCPUs
+        # all stopped).
         if [ "${KVM_NESTED_CRASH_AFTER:-}" = "$name" ]; then
             echo "case \" \${SKIP_RUNS:-} \" in *' $name '*) ;; *) echo c >/proc/sysrq-trigger ;; esac"
+        fi
+        if [ "${KVM_NESTED_STALL_AFTER:-}" = "$name" ]; then
+            echo "case \" \${SKIP_RUNS:-} \" in *' $name '*) ;; *) kill -STOP \"\$(cat /tmp/heartbeat.pid)\"; sleep 100000 ;; esac"
         fi
     } >>"$plan"
 }
@@ -112,14 +118,18 @@ l1_done_runs() {
 # boot_l1 PLAN DIR TIMEOUT: boot L1 under TCG (-cpu max: SVM + NPT) with the
 # plan as its job; its files in DIR/l1.
 # L1 starts its job (the plan) within seconds of guest time; one that has
-# not after KVM_NESTED_L1_START_TIMEOUT (300 s) hung while booting.  An RCU
-# stall in L1 (one vCPU that no longer runs, not even its timer) panics it,
-# so that it counts as a rig failure instead of hanging until the timeout.
+# not after KVM_NESTED_L1_START_TIMEOUT (300 s) hung while booting.  Once
+# it runs the plan, its init prints a heartbeat every 15 s: a console
+# silent for KVM_NESTED_L1_PROGRESS_TIMEOUT (120 s) means every vCPU
+# stopped.  An RCU stall in L1 (one vCPU that no longer runs, not even its
+# timer) panics it.  Each counts as a rig failure instead of hanging until
+# the timeout.
 boot_l1() {
     local plan=$1 dir=$2 secs=$3
     "$BOOT" --accel tcg --cpu max --ram "${KVM_NESTED_L1_RAM:-3G}" \
         --smp "${KVM_NESTED_L1_SMP:-2}" --timeout "$secs" \
         --start-timeout "${KVM_NESTED_L1_START_TIMEOUT:-300}" \
+        --progress-timeout "${KVM_NESTED_L1_PROGRESS_TIMEOUT:-120}" \
         --append "sysctl.kernel.panic_on_rcu_stall=1" \
         --kernel "$GUEST_KERNEL" --initrd "$L1_INITRD" \
         --job "$plan" --results "$dir/l1" >"$dir/l1.boot.log" 2>&1
@@ -152,7 +162,8 @@ split_l2_results() {
 }
 
 # l1_rig_failure DIR: why L1's boot in DIR/l1 failed, if it was the rig's
-# fault (a kernel panic, or a hang before the plan started); else nothing.
+# fault (a kernel panic, a hang before the plan started, or a silent
+# console while it ran); else nothing.
 l1_rig_failure() {
     local panic
     panic=$(grep -a -m1 'Kernel panic' "$1/l1/console.log" 2>/dev/null | tr -d '\r')
@@ -160,6 +171,8 @@ l1_rig_failure() {
         echo "L1's kernel panicked: $panic"
     elif [ -f "$1/l1/start-timeout" ]; then
         echo "L1 hung before its plan started (no 'running job' after $(cat "$1/l1/start-timeout") s; console's last line: $(tail -n 1 "$1/l1/console.log" 2>/dev/null | tr -d '\r'))"
+    elif [ -f "$1/l1/progress-timeout" ]; then
+        echo "L1 stopped while it ran its plan (console silent for $(cat "$1/l1/progress-timeout") s, its heartbeat included; console's last line: $(tail -n 1 "$1/l1/console.log" 2>/dev/null | tr -d '\r'))"
     fi
 }
 

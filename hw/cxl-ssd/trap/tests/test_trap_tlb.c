@@ -242,6 +242,23 @@ static const char *state_name(enum cxlssd_page_state s)
     return (unsigned)s < 4 ? names[s] : "?";
 }
 
+/* @p's state once its miss is done: the handler wakes a write miss's
+ * writer before it marks the page filled, so the writer may run on while
+ * the page is still LOADING (a 2 s bound keeps a stuck miss a failure). */
+static enum cxlssd_page_state settled_state(struct cxlssd_model *m,
+                                            uint64_t p)
+{
+    for (int i = 0; i < 20000; i++) {
+        enum cxlssd_page_state s = cxlssd_page_state(m, p);
+        if (s != CXLSSD_LOADING) {
+            return s;
+        }
+        struct timespec ts = { 0, 100000 };
+        nanosleep(&ts, NULL);
+    }
+    return CXLSSD_LOADING;
+}
+
 /* keep_clean_mapped: QEMU's DMA, a store through the registered mapping
  * without a fill, to a page evicted clean and left mapped. */
 static void kept_page_store(struct env *e)
@@ -272,7 +289,7 @@ static void kept_page_store(struct env *e)
     enum cxlssd_page_state s0 = cxlssd_page_state(m, p);
     uint64_t *w = (uint64_t *)(e->a + p * PG);
     w[0] = 0x5107e;                         /* no fill: the host mapping */
-    enum cxlssd_page_state s1 = cxlssd_page_state(m, p);
+    enum cxlssd_page_state s1 = settled_state(m, p);
     bool dirty1 = cxlssd_page_dirty(m, p);
     struct cxlssd_trap_stats after;
     cxlssd_trap_get_stats(t, &after);
