@@ -24,15 +24,24 @@
  * the unmap hides in).  With another thread of the process running, an
  * unmap costs a TLB shootdown IPI round trip to its CPU: what two threads
  * pay per miss on a host, whatever the device does.
+ * --evict-batch B: a miss at capacity under eviction=batch: every B-th
+ * timed access is preceded, inside its timed interval, by the unmap of the
+ * B pages the thread touched before it, in one process_madvise call of B
+ * single-page vectors (as the device unmaps a batch of scattered victims,
+ * trap/evict.c; B madvise calls where the kernel has no
+ * process_madvise(MADV_DONTNEED)); --wait-ns W spins each access's wait.
+ * Whether the kernel flushes the TLB once per call or once per vector is
+ * what the unmap's time with other threads running shows.
  * --pin: faulting thread t on the t-th CPU of the process's affinity
  * set, the handler thread on the next.
  *
  * Prints one key=value line:
  *   floor: delivery=D pinned=0|1 threads=T evict_each=0|1 wait_ns=W
  *          iters=N pages=P p50_ns= p99_ns= p999_ns= mean_ns= min_ns=
- *          max_ns= faults= unmap_p50_ns=
+ *          max_ns= faults= unmap_p50_ns= evict_batch=B unmaps=
  * (iters per thread; the percentiles over every thread's accesses;
- * unmap_p50_ns: the P50 of the --evict-each unmaps, 0 without).
+ * unmap_p50_ns: the P50 of the timed unmaps, --evict-each's or
+ * --evict-batch's, 0 without; unmaps: how many there were).
  * Exit status 0, 2 on a usage error, 4 when userfaultfd is not usable.
  */
 #include <errno.h>
@@ -51,6 +60,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -181,8 +191,10 @@ struct worker {
     char *base;
     long pages, iters;
     int evict_each;
+    long evict_batch;
     uint64_t wait_ns;
     uint64_t *lat, *unmap;          /* per timed access */
+    long nunmap;                    /* timed unmaps in unmap[] */
 };
 
 static pthread_barrier_t timed_start;
@@ -191,6 +203,33 @@ static void zap(char *p, uint64_t len)
 {
     if (madvise(p, len, MADV_DONTNEED))
         die("madvise(MADV_DONTNEED)");
+}
+
+#define MAX_BATCH 64
+#define PIDFD_SELF_PROCESS (-10001)     /* linux/pidfd.h, 6.14+ */
+
+static int self_pidfd = -1;
+static _Atomic int no_process_madvise;
+
+/* @n single-page vectors in one process_madvise(MADV_DONTNEED); madvise
+ * per page where the kernel refuses it. */
+static void zap_batch(char *const *pages, long n)
+{
+    struct iovec iov[MAX_BATCH];
+    for (long i = 0; i < n; i++)
+        iov[i] = (struct iovec){ .iov_base = pages[i], .iov_len = PAGE };
+    if (!atomic_load(&no_process_madvise)) {
+        long r = syscall(SYS_process_madvise, self_pidfd, iov, (size_t)n,
+                         MADV_DONTNEED, 0u);
+        if (r == (long)(n * PAGE))
+            return;
+        if (r >= 0 || (errno != EINVAL && errno != ENOSYS &&
+                       errno != EBADF && errno != EPERM))
+            die("process_madvise(MADV_DONTNEED)");
+        atomic_store(&no_process_madvise, 1);
+    }
+    for (long i = 0; i < n; i++)
+        zap(pages[i], PAGE);
 }
 
 static void touch(enum delivery d, volatile char *p)
@@ -207,25 +246,37 @@ static void *fault_loop(void *arg)
 {
     struct worker *w = arg;
     char *prev = NULL;
+    char *touched[MAX_BATCH];
+    long ntouched = 0;
     for (long k = -w->pages, i = 0; i < w->iters; k++) {
         long pg = (k < 0 ? k + w->pages : k) % w->pages;
         char *p = w->base + (uint64_t)pg * PAGE;
         if (k == 0)
             pthread_barrier_wait(&timed_start);
         uint64_t t0 = now_ns();
+        int unmapped = 0;
         if (w->evict_each && prev) {
             zap(prev, PAGE);
-            uint64_t t1 = now_ns();
+            unmapped = 1;
+        } else if (w->evict_batch && ntouched == w->evict_batch) {
+            zap_batch(touched, ntouched);
+            ntouched = 0;
+            unmapped = 1;
+        }
+        uint64_t t1 = now_ns();
+        if (w->evict_each || w->evict_batch) {
             while (now_ns() - t0 < w->wait_ns)
                 __builtin_ia32_pause();
-            if (k >= 0)
-                w->unmap[i] = t1 - t0;
         }
+        if (unmapped && k >= 0)
+            w->unmap[w->nunmap++] = t1 - t0;
         touch(w->d, p);
         if (k >= 0)
             w->lat[i++] = now_ns() - t0;
         prev = p;
-        if (!w->evict_each && pg == w->pages - 1)
+        if (w->evict_batch)
+            touched[ntouched++] = p;
+        else if (!w->evict_each && pg == w->pages - 1)
             zap(w->base, (uint64_t)w->pages * PAGE);
     }
     return NULL;
@@ -253,7 +304,7 @@ static void usage(FILE *f)
 {
     fputs("usage: cxlssd-floor --delivery poll|busy|sigbus|tlb [--pin] "
           "[--iters N] [--pages P] [--threads T] [--evict-each] "
-          "[--wait-ns W] [--raw FILE]\n"
+          "[--evict-batch B] [--wait-ns W] [--raw FILE]\n"
           "  The bare userfaultfd MINOR round trip (touch, fault, "
           "UFFDIO_CONTINUE) per delivery; one key=value line on stdout.\n"
           "  --iters N   timed faults per thread (default 2000, "
@@ -264,8 +315,13 @@ static void usage(FILE *f)
           "  --threads T faulting threads (default 1, 1..64)\n"
           "  --evict-each  unmap the previous page (one MADV_DONTNEED) "
           "inside each timed access, instead of the batch\n"
-          "  --wait-ns W with --evict-each: spin until W ns into each "
-          "timed access before the touch (default 0, 0..1000000)\n"
+          "  --evict-batch B  every B-th access unmaps the B pages "
+          "touched before it (one process_madvise of B single-page "
+          "vectors) inside its timed access, instead of the pass's batch "
+          "(2..64)\n"
+          "  --wait-ns W with --evict-each or --evict-batch: spin until W "
+          "ns into each timed access before the touch (default 0, "
+          "0..1000000)\n"
           "  --pin       faulter t on the t-th allowed CPU, handler on the "
           "next\n"
           "  --raw FILE  every fault's latency (latency_ns)\n", f);
@@ -288,7 +344,7 @@ int main(int argc, char **argv)
 {
     enum delivery d = D_BUSY;
     int pin = 0, have_delivery = 0, evict_each = 0;
-    long iters = 2000, pages = 256, threads = 1, wait_ns = 0;
+    long iters = 2000, pages = 256, threads = 1, wait_ns = 0, evict_batch = 0;
     const char *raw = NULL;
     static const struct option lo[] = {
         { "delivery", required_argument, 0, 'd' },
@@ -298,6 +354,7 @@ int main(int argc, char **argv)
         { "raw", required_argument, 0, 'r' },
         { "threads", required_argument, 0, 't' },
         { "evict-each", no_argument, 0, 'e' },
+        { "evict-batch", required_argument, 0, 'b' },
         { "wait-ns", required_argument, 0, 'w' },
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
@@ -324,6 +381,9 @@ int main(int argc, char **argv)
         case 'r': raw = optarg; break;
         case 't': threads = parse_num("threads", optarg, 1, 64); break;
         case 'e': evict_each = 1; break;
+        case 'b':
+            evict_batch = parse_num("evict-batch", optarg, 2, MAX_BATCH);
+            break;
         case 'w': wait_ns = parse_num("wait-ns", optarg, 0, 1000000); break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -333,18 +393,30 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    /* --evict-each unmaps the page before the one it touches */
-    long per_thread = evict_each ? 2 : 1;
+    if (evict_each && evict_batch) {
+        fprintf(stderr, "cxlssd-floor: --evict-each and --evict-batch "
+                "exclude each other\n");
+        return 2;
+    }
+    /* --evict-each unmaps the page before the one it touches; every page
+     * --evict-batch touches is unmapped within its next B accesses */
+    long per_thread = evict_each ? 2 : evict_batch ? evict_batch + 1 : 1;
     if (pages < per_thread * threads) {
         fprintf(stderr, "cxlssd-floor: pages=%ld: must be at least %ld per "
                 "thread (threads=%ld%s)\n", pages, per_thread, threads,
-                evict_each ? ", --evict-each" : "");
+                evict_each ? ", --evict-each" :
+                evict_batch ? ", --evict-batch" : "");
         return 2;
     }
-    if (wait_ns && !evict_each) {
-        fprintf(stderr, "cxlssd-floor: wait-ns=%ld: needs --evict-each\n",
-                wait_ns);
+    if (wait_ns && !evict_each && !evict_batch) {
+        fprintf(stderr, "cxlssd-floor: wait-ns=%ld: needs --evict-each or "
+                "--evict-batch\n", wait_ns);
         return 2;
+    }
+    if (evict_batch) {
+        self_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0u);
+        if (self_pidfd < 0)
+            self_pidfd = PIDFD_SELF_PROCESS;
     }
 
     view_len = (uint64_t)pages * PAGE;
@@ -412,6 +484,7 @@ int main(int argc, char **argv)
         w[t] = (struct worker){
             .d = d, .base = view + (uint64_t)(t * slice) * PAGE,
             .pages = slice, .iters = iters, .evict_each = evict_each,
+            .evict_batch = evict_batch,
             .wait_ns = (uint64_t)wait_ns, .lat = lat + t * iters,
             .unmap = unmap + t * iters,
         };
@@ -444,18 +517,26 @@ int main(int argc, char **argv)
         sum += lat[i];
     qsort(lat, (size_t)iters, sizeof(*lat), cmp_u64);
     uint64_t n = (uint64_t)iters;
-    qsort(unmap, (size_t)iters, sizeof(*unmap), cmp_u64);
+    uint64_t nunmap = 0;            /* every thread's unmaps, packed */
+    for (long t = 0; t < threads; t++) {
+        memmove(unmap + nunmap, w[t].unmap, (size_t)w[t].nunmap *
+                sizeof(*unmap));
+        nunmap += (uint64_t)w[t].nunmap;
+    }
+    qsort(unmap, (size_t)nunmap, sizeof(*unmap), cmp_u64);
     printf("floor: delivery=%s pinned=%d threads=%ld evict_each=%d "
            "wait_ns=%ld iters=%ld pages=%ld p50_ns=%llu p99_ns=%llu "
            "p999_ns=%llu mean_ns=%.1f min_ns=%llu max_ns=%llu faults=%llu "
-           "unmap_p50_ns=%llu\n", delivery_names[d], pin, threads,
+           "unmap_p50_ns=%llu evict_batch=%ld unmaps=%llu\n",
+           delivery_names[d], pin, threads,
            evict_each, wait_ns, iters / threads, pages,
            (unsigned long long)pct(lat, n, 50),
            (unsigned long long)pct(lat, n, 99),
            (unsigned long long)pct(lat, n, 99.9), (double)(sum / n),
            (unsigned long long)lat[0], (unsigned long long)lat[n - 1],
            (unsigned long long)atomic_load(&served),
-           (unsigned long long)pct(unmap, n, 50));
+           (unsigned long long)(nunmap ? pct(unmap, nunmap, 50) : 0),
+           evict_batch, (unsigned long long)nunmap);
     free(unmap);
     free(lat);
     free(w);
