@@ -193,8 +193,9 @@ struct worker {
     int evict_each;
     long evict_batch;
     uint64_t wait_ns;
-    uint64_t *lat, *unmap;          /* per timed access */
-    long nunmap;                    /* timed unmaps in unmap[] */
+    uint64_t *lat;                  /* per timed access */
+    uint64_t *unmap;                /* per timed unmap, nunmap of them */
+    long nunmap;
 };
 
 static pthread_barrier_t timed_start;
