@@ -32,6 +32,11 @@
  * process_madvise(MADV_DONTNEED)); --wait-ns W spins each access's wait.
  * Whether the kernel flushes the TLB once per call or once per vector is
  * what the unmap's time with other threads running shows.
+ * --random: each thread visits its pages in one fixed random cyclic order
+ * (a seeded shuffle) instead of in address order, as MIO's random chase
+ * does; with --pages as many as the chase's working set, the floor then
+ * pays the same page-table walks and cold page-cache lookups as the
+ * device's misses (the kernel's part of a miss grows with the footprint).
  * --pin: faulting thread t on the t-th CPU of the process's affinity
  * set, the handler thread on the next.
  *
@@ -39,6 +44,7 @@
  *   floor: delivery=D pinned=0|1 threads=T evict_each=0|1 wait_ns=W
  *          iters=N pages=P p50_ns= p99_ns= p999_ns= mean_ns= min_ns=
  *          max_ns= faults= unmap_p50_ns= evict_batch=B unmaps=
+ *          order=address|random
  * (iters per thread; the percentiles over every thread's accesses;
  * unmap_p50_ns: the P50 of the timed unmaps, --evict-each's or
  * --evict-batch's, 0 without; unmaps: how many there were).
@@ -190,6 +196,7 @@ struct worker {
     enum delivery d;
     char *base;
     long pages, iters;
+    long *order;                    /* the pass's page order, pages long */
     int evict_each;
     long evict_batch;
     uint64_t wait_ns;
@@ -250,8 +257,8 @@ static void *fault_loop(void *arg)
     char *touched[MAX_BATCH];
     long ntouched = 0;
     for (long k = -w->pages, i = 0; i < w->iters; k++) {
-        long pg = (k < 0 ? k + w->pages : k) % w->pages;
-        char *p = w->base + (uint64_t)pg * PAGE;
+        long slot = (k < 0 ? k + w->pages : k) % w->pages;
+        char *p = w->base + (uint64_t)w->order[slot] * PAGE;
         if (k == 0)
             pthread_barrier_wait(&timed_start);
         uint64_t t0 = now_ns();
@@ -277,10 +284,31 @@ static void *fault_loop(void *arg)
         prev = p;
         if (w->evict_batch)
             touched[ntouched++] = p;
-        else if (!w->evict_each && pg == w->pages - 1)
+        else if (!w->evict_each && slot == w->pages - 1)
             zap(w->base, (uint64_t)w->pages * PAGE);
     }
     return NULL;
+}
+
+/* 0..n-1 in address order, or shuffled (Fisher-Yates, xorshift64 seeded
+ * by @seed: the same order every run). */
+static long *page_order(long n, int random, uint64_t seed)
+{
+    long *o = malloc((size_t)n * sizeof(*o));
+    if (!o)
+        die("malloc");
+    for (long i = 0; i < n; i++)
+        o[i] = i;
+    uint64_t x = seed * 0x9e3779b97f4a7c15ull | 1;
+    for (long i = n - 1; random && i > 0; i--) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        long j = (long)(x % (uint64_t)(i + 1)), tmp = o[i];
+        o[i] = o[j];
+        o[j] = tmp;
+    }
+    return o;
 }
 
 static void *handler_start(void *arg)
@@ -305,7 +333,7 @@ static void usage(FILE *f)
 {
     fputs("usage: cxlssd-floor --delivery poll|busy|sigbus|tlb [--pin] "
           "[--iters N] [--pages P] [--threads T] [--evict-each] "
-          "[--evict-batch B] [--wait-ns W] [--raw FILE]\n"
+          "[--evict-batch B] [--wait-ns W] [--random] [--raw FILE]\n"
           "  The bare userfaultfd MINOR round trip (touch, fault, "
           "UFFDIO_CONTINUE) per delivery; one key=value line on stdout.\n"
           "  --iters N   timed faults per thread (default 2000, "
@@ -323,6 +351,8 @@ static void usage(FILE *f)
           "  --wait-ns W with --evict-each or --evict-batch: spin until W "
           "ns into each timed access before the touch (default 0, "
           "0..1000000)\n"
+          "  --random    visit each thread's pages in one fixed random "
+          "order (as a random chase), not in address order\n"
           "  --pin       faulter t on the t-th allowed CPU, handler on the "
           "next\n"
           "  --raw FILE  every fault's latency (latency_ns)\n", f);
@@ -344,7 +374,7 @@ static long parse_num(const char *opt, const char *s, long lo, long hi)
 int main(int argc, char **argv)
 {
     enum delivery d = D_BUSY;
-    int pin = 0, have_delivery = 0, evict_each = 0;
+    int pin = 0, have_delivery = 0, evict_each = 0, random = 0;
     long iters = 2000, pages = 256, threads = 1, wait_ns = 0, evict_batch = 0;
     const char *raw = NULL;
     static const struct option lo[] = {
@@ -357,6 +387,7 @@ int main(int argc, char **argv)
         { "evict-each", no_argument, 0, 'e' },
         { "evict-batch", required_argument, 0, 'b' },
         { "wait-ns", required_argument, 0, 'w' },
+        { "random", no_argument, 0, 'R' },
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
@@ -382,6 +413,7 @@ int main(int argc, char **argv)
         case 'r': raw = optarg; break;
         case 't': threads = parse_num("threads", optarg, 1, 64); break;
         case 'e': evict_each = 1; break;
+        case 'R': random = 1; break;
         case 'b':
             evict_batch = parse_num("evict-batch", optarg, 2, MAX_BATCH);
             break;
@@ -485,6 +517,7 @@ int main(int argc, char **argv)
         w[t] = (struct worker){
             .d = d, .base = view + (uint64_t)(t * slice) * PAGE,
             .pages = slice, .iters = iters, .evict_each = evict_each,
+            .order = page_order(slice, random, (uint64_t)t + 1),
             .evict_batch = evict_batch,
             .wait_ns = (uint64_t)wait_ns, .lat = lat + t * iters,
             .unmap = unmap + t * iters,
@@ -528,7 +561,7 @@ int main(int argc, char **argv)
     printf("floor: delivery=%s pinned=%d threads=%ld evict_each=%d "
            "wait_ns=%ld iters=%ld pages=%ld p50_ns=%llu p99_ns=%llu "
            "p999_ns=%llu mean_ns=%.1f min_ns=%llu max_ns=%llu faults=%llu "
-           "unmap_p50_ns=%llu evict_batch=%ld unmaps=%llu\n",
+           "unmap_p50_ns=%llu evict_batch=%ld unmaps=%llu order=%s\n",
            delivery_names[d], pin, threads,
            evict_each, wait_ns, iters / threads, pages,
            (unsigned long long)pct(lat, n, 50),
@@ -537,7 +570,10 @@ int main(int argc, char **argv)
            (unsigned long long)lat[0], (unsigned long long)lat[n - 1],
            (unsigned long long)atomic_load(&served),
            (unsigned long long)(nunmap ? pct(unmap, nunmap, 50) : 0),
-           evict_batch, (unsigned long long)nunmap);
+           evict_batch, (unsigned long long)nunmap,
+           random ? "random" : "address");
+    for (long t = 0; t < threads; t++)
+        free(w[t].order);
     free(unmap);
     free(lat);
     free(w);
