@@ -292,7 +292,7 @@ static void *fault_loop(void *arg)
 
 /* 0..n-1 in address order, or shuffled (Fisher-Yates, xorshift64 seeded
  * by @seed: the same order every run). */
-static long *page_order(long n, int random, uint64_t seed)
+static long *page_order(long n, int shuffle, uint64_t seed)
 {
     long *o = malloc((size_t)n * sizeof(*o));
     if (!o)
@@ -300,7 +300,7 @@ static long *page_order(long n, int random, uint64_t seed)
     for (long i = 0; i < n; i++)
         o[i] = i;
     uint64_t x = seed * 0x9e3779b97f4a7c15ull | 1;
-    for (long i = n - 1; random && i > 0; i--) {
+    for (long i = n - 1; shuffle && i > 0; i--) {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
@@ -374,7 +374,7 @@ static long parse_num(const char *opt, const char *s, long lo, long hi)
 int main(int argc, char **argv)
 {
     enum delivery d = D_BUSY;
-    int pin = 0, have_delivery = 0, evict_each = 0, random = 0;
+    int pin = 0, have_delivery = 0, evict_each = 0, shuffle = 0;
     long iters = 2000, pages = 256, threads = 1, wait_ns = 0, evict_batch = 0;
     const char *raw = NULL;
     static const struct option lo[] = {
@@ -413,7 +413,7 @@ int main(int argc, char **argv)
         case 'r': raw = optarg; break;
         case 't': threads = parse_num("threads", optarg, 1, 64); break;
         case 'e': evict_each = 1; break;
-        case 'R': random = 1; break;
+        case 'R': shuffle = 1; break;
         case 'b':
             evict_batch = parse_num("evict-batch", optarg, 2, MAX_BATCH);
             break;
@@ -517,7 +517,7 @@ int main(int argc, char **argv)
         w[t] = (struct worker){
             .d = d, .base = view + (uint64_t)(t * slice) * PAGE,
             .pages = slice, .iters = iters, .evict_each = evict_each,
-            .order = page_order(slice, random, (uint64_t)t + 1),
+            .order = page_order(slice, shuffle, (uint64_t)t + 1),
             .evict_batch = evict_batch,
             .wait_ns = (uint64_t)wait_ns, .lat = lat + t * iters,
             .unmap = unmap + t * iters,
@@ -571,7 +571,7 @@ int main(int argc, char **argv)
            (unsigned long long)atomic_load(&served),
            (unsigned long long)(nunmap ? pct(unmap, nunmap, 50) : 0),
            evict_batch, (unsigned long long)nunmap,
-           random ? "random" : "address");
+           shuffle ? "random" : "address");
     for (long t = 0; t < threads; t++)
         free(w[t].order);
     free(unmap);

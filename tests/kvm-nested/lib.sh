@@ -84,11 +84,15 @@ plan_run() {
         echo "esac"
         # KVM_NESTED_CRASH_AFTER=NAME crashes L1 once NAME is done, in the
         # boot that ran it (a check of the retry: boot again, skip NAME);
-        # KVM_NESTED_STALL_AFTER=NAME silences it instead (heartbeat
-        # stopped, the plan asleep: what the host sees of an L1 whose vCPUs
-        # all stopped).
+        # KVM_NESTED_RESET_AFTER=NAME resets it at once, no panic (what a
+        # triple fault looks like from the host); KVM_NESTED_STALL_AFTER=NAME
+        # silences it instead (heartbeat stopped, the plan asleep: what the
+        # host sees of an L1 whose vCPUs all stopped).
         if [ "${KVM_NESTED_CRASH_AFTER:-}" = "$name" ]; then
             echo "case \" \${SKIP_RUNS:-} \" in *' $name '*) ;; *) echo c >/proc/sysrq-trigger ;; esac"
+        fi
+        if [ "${KVM_NESTED_RESET_AFTER:-}" = "$name" ]; then
+            echo "case \" \${SKIP_RUNS:-} \" in *' $name '*) ;; *) echo b >/proc/sysrq-trigger ;; esac"
         fi
         if [ "${KVM_NESTED_STALL_AFTER:-}" = "$name" ]; then
             echo "case \" \${SKIP_RUNS:-} \" in *' $name '*) ;; *) kill -STOP \"\$(cat /tmp/heartbeat.pid)\"; sleep 100000 ;; esac"
@@ -132,7 +136,8 @@ boot_l1() {
         --progress-timeout "${KVM_NESTED_L1_PROGRESS_TIMEOUT:-120}" \
         --append "sysctl.kernel.panic_on_rcu_stall=1" \
         --kernel "$GUEST_KERNEL" --initrd "$L1_INITRD" \
-        --job "$plan" --results "$dir/l1" >"$dir/l1.boot.log" 2>&1
+        --job "$plan" --results "$dir/l1" \
+        -- -d cpu_reset -D "$dir/l1/cpu-resets.log" >"$dir/l1.boot.log" 2>&1
 }
 
 # split_l2_results DIR: every L2's files (from DIR/l1, and those of runs
@@ -162,10 +167,12 @@ split_l2_results() {
 }
 
 # l1_rig_failure DIR: why L1's boot in DIR/l1 failed, if it was the rig's
-# fault (a kernel panic, a hang before the plan started, or a silent
-# console while it ran); else nothing.
+# fault (a kernel panic, a hang before the plan started, a silent console
+# while it ran, or L1 resetting itself: boot-guest's guest-ended, with the
+# triple faults QEMU's -d cpu_reset logged); else nothing.  A device bug
+# cannot do any of these: the device runs in L2's QEMU, a process in L1.
 l1_rig_failure() {
-    local panic
+    local panic triple
     panic=$(grep -a -m1 'Kernel panic' "$1/l1/console.log" 2>/dev/null | tr -d '\r')
     if [ -n "$panic" ]; then
         echo "L1's kernel panicked: $panic"
@@ -173,6 +180,9 @@ l1_rig_failure() {
         echo "L1 hung before its plan started (no 'running job' after $(cat "$1/l1/start-timeout") s; console's last line: $(tail -n 1 "$1/l1/console.log" 2>/dev/null | tr -d '\r'))"
     elif [ -f "$1/l1/progress-timeout" ]; then
         echo "L1 stopped while it ran its plan (console silent for $(cat "$1/l1/progress-timeout") s, its heartbeat included; console's last line: $(tail -n 1 "$1/l1/console.log" 2>/dev/null | tr -d '\r'))"
+    elif [ -f "$1/l1/guest-ended" ]; then
+        triple=$(grep -c 'Triple fault' "$1/l1/cpu-resets.log" 2>/dev/null) || true
+        echo "L1 reset itself while it ran its plan, without a panic (${triple:-0} triple faults in QEMU's reset log; console's last line: $(tail -n 1 "$1/l1/console.log" 2>/dev/null | tr -d '\r'))"
     fi
 }
 
