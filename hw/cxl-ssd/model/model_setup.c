@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "lazy_array.h"
 #include "model_int.h"
 
 static const struct policy_ops *policy_ops_of(enum cxlssd_policy p)
@@ -63,6 +64,13 @@ void model_sets_reset(struct cxlssd_model *m)
     }
 }
 
+/* The page-state array is a lazy array (lazy_array.h): a large device's
+ * pages that no access reaches cost no memory, and a reset drops it. */
+static size_t pst_bytes(uint64_t pages)
+{
+    return (size_t)pages * sizeof(_Atomic uint8_t);
+}
+
 struct cxlssd_model *cxlssd_model_new(const struct cxlssd_config *cfg,
                                       char *err, size_t errlen)
 {
@@ -100,7 +108,7 @@ struct cxlssd_model *cxlssd_model_new(const struct cxlssd_config *cfg,
     }
     m->ld_mask = ldn - 1;
 
-    m->pc.pst = calloc(m->pages, sizeof(*m->pc.pst));
+    m->pc.pst = lazy_array_new(pst_bytes(m->pages));
     m->pc.slot_page = calloc(m->frames, sizeof(uint32_t));
     m->pc.prev = calloc(m->frames, sizeof(uint32_t));
     m->pc.next = calloc(m->frames, sizeof(uint32_t));
@@ -118,8 +126,8 @@ struct cxlssd_model *cxlssd_model_new(const struct cxlssd_config *cfg,
         cxlssd_model_free(m);
         return NULL;
     }
-    /* pst comes zeroed (NOT_CACHED, clean) from calloc and is not
-     * written here: the pages of a large device's state array that no
+    /* pst comes zeroed (NOT_CACHED, clean) from its own mapping and is
+     * not written here: the pages of a large device's state array that no
      * access reaches are never touched and cost no memory. */
 
     m->low_frames = (uint32_t)((uint64_t)m->frames * cfg->evict_low_pct
@@ -149,7 +157,7 @@ void cxlssd_model_free(struct cxlssd_model *m)
     if (m->ftl) {
         ftl_free(m->ftl);
     }
-    free(m->pc.pst);
+    lazy_array_free((void *)m->pc.pst, pst_bytes(m->pages));
     free(m->pc.slot_page);
     free(m->pc.prev);
     free(m->pc.next);
@@ -169,12 +177,8 @@ const struct cxlssd_config *cxlssd_model_config(const struct cxlssd_model *m)
 void cxlssd_model_reset_residency(struct cxlssd_model *m)
 {
     cxlssd_lock(&m->lock);
-    for (uint64_t i = 0; i < m->pages; i++) {
-        /* read first: stores only where a page was touched */
-        if (atomic_load_explicit(&m->pc.pst[i], RLX)) {
-            atomic_store_explicit(&m->pc.pst[i], 0, RLX);
-        }
-    }
+    /* every state back to 0 without reading the entries (lazy_array.c) */
+    lazy_array_zero((void *)m->pc.pst, pst_bytes(m->pages));
     model_sets_reset(m);
     cxlssd_unlock(&m->lock);
 }
