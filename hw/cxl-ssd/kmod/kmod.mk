@@ -11,8 +11,9 @@
 #
 # The build runs in a folder of links: the module's .c files, kport/, and
 # the model library's .c/.h/.def files except wait.c and lazy_array.c
-# (kmod_wait.c and kmod_lazy_array.c replace them), record_writer.c (FILE output; the module has its records file) and
-# model_ratios.c (floating point), media_io.c (file I/O).  W=1 (the kernel's -Wextra set); any
+# (kmod_wait.c and kmod_lazy_array.c replace them), record_writer.c (FILE
+# output; the module has its records file), model_ratios.c (floating
+# point) and media_io.c (file I/O).  W=1 (the kernel's -Wextra set); any
 # compiler warning fails the build.
 
 KMOD_DIR := $(TOP)/hw/cxl-ssd/kmod

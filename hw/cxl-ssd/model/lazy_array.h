@@ -1,8 +1,9 @@
 /*
  * Zeroed arrays sized by the device's capacity, whose pages cost memory
- * only once written (the page-state array).  Userspace: a private
- * anonymous mapping of their own (lazy_array.c), zeroed again by dropping
- * its pages.  The kernel module: kvzalloc'd (kmod/kmod_lazy_array.c).
+ * only once written (the page-state array, the media bitmaps).
+ * Userspace: a private anonymous mapping of their own (lazy_array.c),
+ * zeroed again by dropping its pages.  The kernel module: kvzalloc'd
+ * (kmod/kmod_lazy_array.c).
  */
 #ifndef CXLSSD_LAZY_ARRAY_H
 #define CXLSSD_LAZY_ARRAY_H

@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "ftl.h"
+#include "lazy_array.h"
 #include "model.h"
 
 #define MEDIA_MAGIC "CXLSSDMF"
@@ -492,10 +493,10 @@ static void media_free(struct cxlssd_media *md)
     if (md->fd >= 0) {
         close(md->fd);
     }
-    free((void *)md->written);
-    free((void *)md->stuck);
-    free((void *)md->touched);
-    free((void *)md->drops);
+    lazy_array_free((void *)md->written, md->words * 8);
+    lazy_array_free((void *)md->stuck, md->words * 8);
+    lazy_array_free((void *)md->touched, md->words * 8);
+    lazy_array_free((void *)md->drops, md->words * 16);
     free(md->path);
     free(md);
 }
@@ -520,10 +521,10 @@ struct cxlssd_media *cxlssd_media_open(const char *path,
     md->page_size = c->page_size;
     md->words = (md->pages + 63) / 64;
     md->path = strdup(path);
-    md->written = calloc(md->words, 8);
-    md->stuck = calloc(md->words, 8);
-    md->touched = calloc(md->words, 8);
-    md->drops = calloc(md->words * 2, 8);
+    md->written = lazy_array_new(md->words * 8);
+    md->stuck = lazy_array_new(md->words * 8);
+    md->touched = lazy_array_new(md->words * 8);
+    md->drops = lazy_array_new(md->words * 16);
     if (!md->path || !md->written || !md->stuck || !md->touched ||
         !md->drops) {
         snprintf(err, errlen, "media=%s: out of memory", path);
@@ -589,16 +590,21 @@ struct cxlssd_media *cxlssd_media_open(const char *path,
         media_free(md);
         return NULL;
     }
-    uint64_t written = popcount_map(md->written, md->words);
-    atomic_store(&md->st_written, written);
-    for (uint64_t w = 0; w < md->words; w++) {
-        uint64_t v = atomic_load_explicit(&md->written[w],
-                                          memory_order_relaxed);
-        if (v) {
-            atomic_store_explicit(&md->touched[w], v, memory_order_relaxed);
+    /* a new file has nothing written: its bitmap is not read (reading a
+     * never-written page can cost one, lazy_array.c) */
+    if (md->restored || md->recovered) {
+        uint64_t written = popcount_map(md->written, md->words);
+        atomic_store(&md->st_written, written);
+        for (uint64_t w = 0; w < md->words; w++) {
+            uint64_t v = atomic_load_explicit(&md->written[w],
+                                              memory_order_relaxed);
+            if (v) {
+                atomic_store_explicit(&md->touched[w], v,
+                                      memory_order_relaxed);
+            }
         }
+        atomic_store(&md->st_touched, written);
     }
-    atomic_store(&md->st_touched, written);
     if (!page_cache) {
         /* drop the metadata just loaded; no readahead: a fill's
          * neighbours would stay in the page cache */

@@ -66,9 +66,9 @@ void model_sets_reset(struct cxlssd_model *m)
 
 /* The page-state array is a lazy array (lazy_array.h): a large device's
  * pages that no access reaches cost no memory, and a reset drops it. */
-static size_t pst_bytes(uint64_t pages)
+static size_t pst_bytes(const struct cxlssd_model *m)
 {
-    return (size_t)pages * sizeof(_Atomic uint8_t);
+    return (size_t)m->pages * sizeof(*m->pc.pst);
 }
 
 struct cxlssd_model *cxlssd_model_new(const struct cxlssd_config *cfg,
@@ -108,7 +108,7 @@ struct cxlssd_model *cxlssd_model_new(const struct cxlssd_config *cfg,
     }
     m->ld_mask = ldn - 1;
 
-    m->pc.pst = lazy_array_new(pst_bytes(m->pages));
+    m->pc.pst = lazy_array_new(pst_bytes(m));
     m->pc.slot_page = calloc(m->frames, sizeof(uint32_t));
     m->pc.prev = calloc(m->frames, sizeof(uint32_t));
     m->pc.next = calloc(m->frames, sizeof(uint32_t));
@@ -157,7 +157,7 @@ void cxlssd_model_free(struct cxlssd_model *m)
     if (m->ftl) {
         ftl_free(m->ftl);
     }
-    lazy_array_free((void *)m->pc.pst, pst_bytes(m->pages));
+    lazy_array_free((void *)m->pc.pst, pst_bytes(m));
     free(m->pc.slot_page);
     free(m->pc.prev);
     free(m->pc.next);
@@ -178,7 +178,7 @@ void cxlssd_model_reset_residency(struct cxlssd_model *m)
 {
     cxlssd_lock(&m->lock);
     /* every state back to 0 without reading the entries (lazy_array.c) */
-    lazy_array_zero((void *)m->pc.pst, pst_bytes(m->pages));
+    lazy_array_zero((void *)m->pc.pst, pst_bytes(m));
     model_sets_reset(m);
     cxlssd_unlock(&m->lock);
 }
