@@ -67,7 +67,7 @@ def uneven_cpus(device, chase):
     slow, fast = max(min(v) for v in means.values()), min(min(v) for v in means.values())
     if slow <= fast * 1.15:
         return None
-    return ("this host's CPUs run the same 1-thread chase at different rates "
+    return ("this host's CPUs run the same 1-thread chase at different rates ("
             + ", ".join(f"CPU {c} mean {min(v) / 1000:.1f} us" for c, v in means.items())
             + ", best of 2 runs each): two threads cannot sample at one rate")
 
