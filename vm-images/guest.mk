@@ -58,6 +58,7 @@ $(GUEST_DIR)/numa-touch: $(TOP)/vm-images/numa-touch.c $(TOP)/vm-images/guest-ut
 
 # The directory itself is a prerequisite so removing a program rebuilds too.
 $(GUEST_INITRAMFS): $(TOP)/vm-images/make-initramfs $(TOP)/vm-images/init \
+		$(TOP)/vm-images/init-pmem \
 		$(TOP)/vm-images/emit $(GUEST_PKGS)/kernel-release $(GUEST_TOOLS) \
 		$(GUEST_DIR)/dax-pattern $(GUEST_DIR)/numa-touch \
 		$(wildcard $(GUEST_BIN_DIR) $(GUEST_BIN_DIR)/*)
@@ -79,6 +80,27 @@ $(GUEST_APPS_LAYER): $(TOP)/vm-images/fetch-guest-apps $(TOP)/vm-images/fetch-de
 	$< $(GUEST_PKGS) $@
 
 $(GUEST_APPS_INITRAMFS): $(GUEST_INITRAMFS) $(GUEST_APPS_LAYER)
+	cat $^ >$@.tmp && mv $@.tmp $@
+
+# The persistent-memory image: the default initramfs with a second archive
+# appended (trixie's ndctl, bookworm's e2fsprogs, xfsprogs and PMDK, see
+# fetch-guest-pmem) and the project's guest programs that link them,
+# built into $(GUEST_PMEM_BIN_DIR)/usr/bin by their areas (which add
+#   $(GUEST_PMEM_LAYER): $(GUEST_PMEM_BIN_DIR)/usr/bin/NAME).
+# boot-guest boots it by default when a device is persistent.
+GUEST_PMEM_BIN_DIR := $(BUILD)/guest-pmem-bin
+GUEST_PMEM_LAYER := $(GUEST_DIR)/pmem-layer.cpio.gz
+GUEST_PMEM_INITRAMFS := $(GUEST_DIR)/initramfs-pmem.cpio.gz
+export GUEST_PMEM_INITRAMFS
+.PHONY: guest-pmem-image
+guest-pmem-image: guest-image $(GUEST_PMEM_INITRAMFS)
+
+$(GUEST_PMEM_LAYER): $(TOP)/vm-images/fetch-guest-pmem $(TOP)/vm-images/fetch-debs \
+		$(TOP)/vm-images/pack-elf $(GUEST_TOOLS)
+	@mkdir -p $(GUEST_PMEM_BIN_DIR)/usr/bin
+	$< $(GUEST_PKGS) $(GUEST_PMEM_BIN_DIR) $@
+
+$(GUEST_PMEM_INITRAMFS): $(GUEST_INITRAMFS) $(GUEST_PMEM_LAYER)
 	cat $^ >$@.tmp && mv $@.tmp $@
 
 TESTS += $(TOP)/guest-kernel-config/test-check-config $(TOP)/vm-images/test-guest-boot

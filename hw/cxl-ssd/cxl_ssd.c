@@ -11,8 +11,6 @@
  */
 
 #include "qemu/osdep.h"
-#include <sys/vfs.h>
-#include <linux/magic.h>
 #include "qapi/error.h"
 #include "qemu/accel.h"
 #include "exec/ramblock.h"
@@ -29,42 +27,13 @@ struct CXLSSDClass {
     ResettablePhases parent_phases;
 };
 
-/* The media must be shmem (memfd) so that userfaultfd MINOR faults work and
- * a second mapping of the same pages can be registered. */
-static int cxl_ssd_media_fd(CXLSSDState *s, MemoryRegion *vmr,
-                            uint64_t *fd_offset, Error **errp)
-{
-    int fd = memory_region_get_fd(vmr);
-
-    struct statfs sfs;
-
-    if (fd < 0 || !qemu_ram_is_shared(vmr->ram_block)) {
-        error_setg(errp, "volatile-memdev: mode=uffd needs a shared, "
-                   "fd-backed memory backend "
-                   "(memory-backend-memfd,share=on)");
-        return -1;
-    }
-    /* userfaultfd MINOR mode works on shmem (and hugetlbfs, whose pages
-     * are not 4 KiB); a file elsewhere fails only at registration. */
-    if (fstatfs(fd, &sfs) == 0 && sfs.f_type != TMPFS_MAGIC) {
-        error_setg(errp, "volatile-memdev: mode=uffd needs shmem: "
-                   "memory-backend-memfd, or memory-backend-file with "
-                   "mem-path on tmpfs (e.g. /dev/shm), share=on "
-                   "(filesystem type 0x%lx)", (unsigned long)sfs.f_type);
-        return -1;
-    }
-    *fd_offset = vmr->ram_block->fd_offset;
-    return fd;
-}
-
 /* The error line came through the trap's error hook. */
 static void cxl_ssd_media_error(void *opaque, uint64_t page, int err)
 {
     trace_cxl_ssd_media_writeback_error(page, err);
 }
 
-static bool cxl_ssd_start_uffd(CXLSSDState *s, MemoryRegion *vmr,
-                               Error **errp)
+static bool cxl_ssd_start_uffd(CXLSSDState *s, Error **errp)
 {
     struct cxlssd_trap_config tcfg = {
         .delivery = s->cfg.delivery,
@@ -86,7 +55,7 @@ static bool cxl_ssd_start_uffd(CXLSSDState *s, MemoryRegion *vmr,
     void *media;
     int fd;
 
-    fd = cxl_ssd_media_fd(s, vmr, &fd_offset, errp);
+    fd = cxl_ssd_backend_fd(s, &fd_offset, errp);
     if (fd < 0) {
         return false;
     }
@@ -99,8 +68,9 @@ static bool cxl_ssd_start_uffd(CXLSSDState *s, MemoryRegion *vmr,
         /* Every page must be in the page cache before MINOR faults can
          * fire; doing it here keeps the cost off the vCPU thread at
          * commit. */
-        error_setg_errno(errp, errno, "volatile-memdev: cannot allocate "
-                         "%" PRIu64 " bytes", s->media_size);
+        error_setg_errno(errp, errno, "%s: cannot allocate %" PRIu64
+                         " bytes", s->persistent ? "persistent-memdev" :
+                         "volatile-memdev", s->media_size);
         return false;
     }
     media = mmap(NULL, s->media_size, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -170,23 +140,11 @@ static void cxl_ssd_realize(PCIDevice *pci_dev, Error **errp)
     ERRP_GUARD();
     CXLSSDState *s = CXL_SSD(pci_dev);
     CXLSSDClass *sc = CXL_SSD_GET_CLASS(s);
-    CXLType3Dev *ct3d = CXL_TYPE3(pci_dev);
-    MemoryRegion *vmr;
     char err[256];
 
-    if (!ct3d->hostvmem || ct3d->hostmem || ct3d->hostpmem) {
-        error_setg(errp, "volatile-memdev: cxl-ssd needs exactly one "
-                   "volatile memory backend (memdev and persistent-memdev "
-                   "are not supported)");
+    if (!cxl_ssd_backend_init(s, errp)) {
         return;
     }
-    if (ct3d->lsa == ct3d->hostvmem) {
-        /* label writes would land on media page 0, behind the trap */
-        error_setg(errp, "lsa: must not be the volatile-memdev backend");
-        return;
-    }
-    vmr = host_memory_backend_get_memory(ct3d->hostvmem);
-    s->media_size = memory_region_size(vmr);
     if (!cxl_ssd_check_options(s, s->media_size, errp)) {
         return;
     }
@@ -210,9 +168,10 @@ static void cxl_ssd_realize(PCIDevice *pci_dev, Error **errp)
         goto fail;
     }
     cxl_ssd_snapshot_vcpus(s);
-    s->media_host = memory_region_get_ram_ptr(vmr);
+    s->media_host =
+        memory_region_get_ram_ptr(host_memory_backend_get_memory(s->backend));
     if (s->cfg.mode == CXLSSD_MODE_UFFD) {
-        if (!cxl_ssd_start_uffd(s, vmr, errp)) {
+        if (!cxl_ssd_start_uffd(s, errp)) {
             goto fail;
         }
     } else {
@@ -225,7 +184,8 @@ static void cxl_ssd_realize(PCIDevice *pci_dev, Error **errp)
     s->exit_notifier.notify = cxl_ssd_exit_notify;
     qemu_add_exit_notifier(&s->exit_notifier);
     trace_cxl_ssd_realize(cxlssd_enum_name(CXLSSD_PROP_MODE, s->cfg.mode),
-                          s->media_size, cxlssd_model_frames(s->model));
+                          s->media_size, cxlssd_model_frames(s->model),
+                          cxl_ssd_capacity_name(s));
     return;
 
 fail:
@@ -266,6 +226,11 @@ static void cxl_ssd_reset_hold(Object *obj, ResetType type)
     trace_cxl_ssd_reset();
 }
 
+static char *cxl_ssd_get_capacity(Object *obj, Error **errp)
+{
+    return g_strdup(cxl_ssd_capacity_name(CXL_SSD(obj)));
+}
+
 static void cxl_ssd_class_init(ObjectClass *oc, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(oc);
@@ -284,6 +249,12 @@ static void cxl_ssd_class_init(ObjectClass *oc, void *data)
                "modeled NAND";
     cxl_ssd_props_class_init(oc);
     cxl_ssd_stats_class_init(oc);
+    object_class_property_add_str(oc, "capacity", cxl_ssd_get_capacity,
+                                  NULL);
+    object_class_property_set_description(oc, "capacity",
+        "read-only, once realized: volatile (volatile-memdev) or persistent "
+        "(persistent-memdev with lsa=: a CXL persistent memory device "
+        "whose cache survives QEMU's death)");
 }
 
 static const TypeInfo cxl_ssd_info = {

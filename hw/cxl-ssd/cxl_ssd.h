@@ -40,6 +40,8 @@ struct CXLSSDState {
     uint8_t *media_host;            /* the backend's own mapping (never
                                      * registered with userfaultfd) */
     uint64_t media_size;
+    HostMemoryBackend *backend;     /* volatile-memdev or persistent-memdev */
+    bool persistent;                /* persistent-memdev: a CXL pmem device */
     const char *accel;
 
     /* Window overlay, present while HDM decoder 0 is committed */
@@ -84,6 +86,13 @@ static inline bool cxl_ssd_tlb(const CXLSSDState *s)
     return s->cfg.mode == CXLSSD_MODE_UFFD &&
            s->cfg.delivery == CXLSSD_DELIVERY_TLB;
 }
+
+/* cxl_ssd_backend.c: the memdev holding the media (volatile or
+ * persistent) and its checks; fd and mem-path of that backend */
+bool cxl_ssd_backend_init(CXLSSDState *s, Error **errp);
+int cxl_ssd_backend_fd(CXLSSDState *s, uint64_t *fd_offset, Error **errp);
+char *cxl_ssd_backend_path(CXLSSDState *s);
+const char *cxl_ssd_capacity_name(const CXLSSDState *s);
 
 /* cxl_ssd_tlb.c: delivery=tlb; init (after the model and the vCPU
  * snapshot) adds the trap's unmapped hook, attach puts the TLB-fill hook on

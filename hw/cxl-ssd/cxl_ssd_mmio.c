@@ -191,8 +191,7 @@ bool cxl_ssd_mmio_init(CXLSSDState *s, Error **errp)
 
     s->mmio = m;
     if (s->cfg.media_path && *s->cfg.media_path) {
-        MemoryRegion *vmr =
-            host_memory_backend_get_memory(CXL_TYPE3(s)->hostvmem);
+        MemoryRegion *vmr = host_memory_backend_get_memory(s->backend);
 
         m->memfd = memory_region_get_fd(vmr);
         if (m->memfd < 0 || !qemu_ram_is_shared(vmr->ram_block)) {

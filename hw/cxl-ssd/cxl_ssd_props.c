@@ -210,10 +210,12 @@ bool cxl_ssd_check_options(CXLSSDState *s, uint64_t device_size,
      * end in the OOM killer, not in an error. */
     if (s->cfg.mode == CXLSSD_MODE_UFFD && !cxl_ssd_has_media(s) &&
         host_ram && device_size > host_ram) {
-        error_setg(errp, "volatile-memdev: size %" PRIu64 " exceeds this "
+        error_setg(errp, "%s: size %" PRIu64 " exceeds this "
                    "host's RAM (%" PRIu64 " bytes); mode=uffd keeps the "
                    "whole media in the memory backend's page cache unless "
-                   "media=PATH puts it in a file", device_size, host_ram);
+                   "media=PATH puts it in a file",
+                   s->persistent ? "persistent-memdev" : "volatile-memdev",
+                   device_size, host_ram);
         return false;
     }
     return true;

@@ -18,7 +18,8 @@
 
 KMOD_DIR := $(TOP)/hw/cxl-ssd/kmod
 KMOD_HEADERS := $(BUILD)/kmod/headers
-KMOD_MODEL_LEAVE_OUT := wait.c lazy_array.c record_writer.c model_ratios.c media_io.c
+KMOD_MODEL_LEAVE_OUT := wait.c lazy_array.c record_writer.c model_ratios.c media_io.c \
+    media_dirty.c
 KMOD_MODEL_FILES := $(filter-out $(addprefix $(MODEL_DIR)/,$(KMOD_MODEL_LEAVE_OUT)), \
     $(wildcard $(MODEL_DIR)/*.c $(MODEL_DIR)/*.h $(MODEL_DIR)/*.def)) \
     $(TOP)/hw/cxl-ssd/stats.def
