@@ -103,5 +103,16 @@ $(GUEST_PMEM_LAYER): $(TOP)/vm-images/fetch-guest-pmem $(TOP)/vm-images/fetch-de
 $(GUEST_PMEM_INITRAMFS): $(GUEST_INITRAMFS) $(GUEST_PMEM_LAYER)
 	cat $^ >$@.tmp && mv $@.tmp $@
 
+# The tools disk: programs too large for an initramfs (fio and its
+# libraries), a read-only ext4 image that boot-guest --tools-disk attaches
+# and the guest mounts at /opt/tools (see make-tools-disk).
+GUEST_TOOLS_DISK := $(GUEST_DIR)/tools.img
+export GUEST_TOOLS_DISK
+.PHONY: guest-tools-disk
+guest-tools-disk: $(GUEST_TOOLS_DISK)
+$(GUEST_TOOLS_DISK): $(TOP)/vm-images/make-tools-disk $(TOP)/vm-images/fetch-debs \
+		$(TOP)/vm-images/pack-elf $(GUEST_TOOLS)
+	$< $(GUEST_PKGS) $@
+
 TESTS += $(TOP)/guest-kernel-config/test-check-config $(TOP)/vm-images/test-guest-boot
 TEST_DEPS += guest-image

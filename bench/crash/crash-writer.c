@@ -19,6 +19,7 @@
  *
  * Output, one line each (the host reads them off the console):
  *   crash_verify stream= kind= acked= valid= whole= lost= torn= foreign=
+ *            (lost, torn: among the ACKED first records)
  *   crash_ack stream= seq=N      records 0..N-1 are durable (every --ack-ms)
  *   crash_done stream= records= bytes= reason=full|time|error
  * Exit status: 0, 1 if records the host saw acknowledged were lost or torn,
@@ -65,6 +66,23 @@ static void die(const char *what)
 {
     fprintf(stderr, "crash-writer: %s: %s\n", what, strerror(errno));
     exit(2);
+}
+
+/* A byte count with an optional K, M or G suffix. */
+static uint64_t parse_size(const char *s)
+{
+    char *end;
+    uint64_t v = strtoull(s, &end, 0);
+    switch (*end) {
+    case 'G': v <<= 10; /* fall through */
+    case 'M': v <<= 10; /* fall through */
+    case 'K': v <<= 10; end++; break;
+    }
+    if (end == s || *end) {
+        fprintf(stderr, "crash-writer: bad size '%s'\n", s);
+        exit(2);
+    }
+    return v;
 }
 
 static double now_s(void)
@@ -176,10 +194,8 @@ static int verify(struct writer *w, struct crash_scan *sc)
     uint64_t lost = w->acked - acked.whole - acked.torn;
     printf("crash_verify stream=%s kind=%s acked=%" PRIu64 " valid=%" PRIu64
            " whole=%" PRIu64 " lost=%" PRIu64 " torn=%" PRIu64 " foreign=%"
-           PRIu64 " pmem=%d\n", w->stream, kind_names[w->kind], w->acked,
-           sc->valid, sc->whole, lost, acked.torn, acked.foreign,
-           w->map && w->kind != KIND_FSYNC ? pmem_is_pmem(w->map, w->size)
-                                            : -1);
+           PRIu64 "\n", w->stream, kind_names[w->kind], w->acked,
+           sc->valid, sc->whole, lost, acked.torn, acked.foreign);
     fflush(stdout);
     return lost || acked.torn ? 1 : 0;
 }
@@ -270,7 +286,7 @@ int main(int argc, char **argv)
     }
     w.stream = argv[1];
     w.path = argv[3];
-    w.acked = strtoull(argv[4], NULL, 0);
+    w.acked = parse_size(argv[4]);
     for (k = 0; k < 3 && strcmp(argv[2], kind_names[k]); k++) {
     }
     if (k == 3) {
@@ -281,7 +297,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--verify-only")) {
             w.verify_only = true;
         } else if (i + 1 < argc && !strcmp(argv[i], "--size")) {
-            w.size = strtoull(argv[++i], NULL, 0);
+            w.size = parse_size(argv[++i]);
         } else if (i + 1 < argc && !strcmp(argv[i], "--seconds")) {
             w.seconds = atof(argv[++i]);
         } else if (i + 1 < argc && !strcmp(argv[i], "--ack-ms")) {
