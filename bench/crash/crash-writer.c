@@ -16,6 +16,9 @@
  *   devdax   PATH is a devdax device (--size: bytes of it to use, default
  *            all): memcpy, then a cache-line flush (clwb, clflushopt or
  *            clflush, whichever the CPU has) of every line and sfence
+ *   pmemobj  PATH is a PMDK libpmemobj pool (created with --size if
+ *            missing): one object per record, added in a transaction
+ *            (crash_pmemobj.c)
  *
  * Output, one line each (the host reads them off the console):
  *   crash_verify stream= kind= acked= valid= whole= lost= torn= foreign=
@@ -38,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "crash_pmemobj.h"
 #include "crash_record.h"
 
 #ifndef MAP_SHARED_VALIDATE
@@ -48,8 +52,9 @@
 #endif
 #define DEVDAX_ALIGN (2ull << 20)
 
-enum kind { KIND_FSYNC, KIND_MAPSYNC, KIND_DEVDAX };
-static const char *const kind_names[] = { "fsync", "mapsync", "devdax" };
+enum kind { KIND_FSYNC, KIND_MAPSYNC, KIND_DEVDAX, KIND_PMEMOBJ, NKINDS };
+static const char *const kind_names[] = { "fsync", "mapsync", "devdax",
+                                          "pmemobj" };
 
 struct writer {
     const char *stream, *path;
@@ -269,7 +274,7 @@ static void write_log(struct writer *w, const struct crash_scan *sc)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: crash-writer STREAM fsync|mapsync|devdax PATH "
+    fprintf(stderr, "usage: crash-writer STREAM fsync|mapsync|devdax|pmemobj PATH "
             "ACKED [--size BYTES] [--seconds S] [--ack-ms MS] "
             "[--verify-only]\n");
     exit(2);
@@ -287,9 +292,9 @@ int main(int argc, char **argv)
     w.stream = argv[1];
     w.path = argv[3];
     w.acked = parse_size(argv[4]);
-    for (k = 0; k < 3 && strcmp(argv[2], kind_names[k]); k++) {
+    for (k = 0; k < NKINDS && strcmp(argv[2], kind_names[k]); k++) {
     }
-    if (k == 3) {
+    if (k == NKINDS) {
         usage();
     }
     w.kind = (enum kind)k;
@@ -305,6 +310,10 @@ int main(int argc, char **argv)
         } else {
             usage();
         }
+    }
+    if (w.kind == KIND_PMEMOBJ) {
+        return crash_pmemobj_run(w.stream, w.path, w.size ? w.size : 64 << 20,
+                                 w.acked, w.seconds, w.ack_s, w.verify_only);
     }
     w.id = crash_stream_id(w.stream);
     flush_detect();

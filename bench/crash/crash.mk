@@ -18,10 +18,11 @@ CRASH_TEST_ASAN := $(CRASH_OUT)/test_crash_record-asan
 crash-deps:
 	@$(CRASH_DIR)/install-deps.sh
 
-$(CRASH_WRITER): $(CRASH_DIR)/crash-writer.c $(CRASH_RECORD) | crash-deps
+$(CRASH_WRITER): $(CRASH_DIR)/crash-writer.c $(CRASH_DIR)/crash_pmemobj.c \
+    $(CRASH_DIR)/crash_pmemobj.h $(CRASH_RECORD) | crash-deps
 	@mkdir -p $(@D)
 	$(CC) $(CSTD) $(WARN) -O2 -o $@ $(CRASH_DIR)/crash-writer.c \
-	    $(CRASH_DIR)/crash_record.c -lpmem
+	    $(CRASH_DIR)/crash_pmemobj.c $(CRASH_DIR)/crash_record.c -lpmemobj -lpmem
 $(GUEST_PMEM_LAYER): $(CRASH_WRITER)
 
 $(CRASH_TEST): $(CRASH_DIR)/test_crash_record.c $(CRASH_RECORD) $(TOP)/tests/tap.h

@@ -93,6 +93,22 @@ void crash_rec_build(void *buf, uint32_t stream, uint64_t seq)
     memcpy(buf, &h, sizeof(h));
 }
 
+bool crash_rec_whole(const void *buf, uint32_t stream, uint64_t seq)
+{
+    uint8_t want[CRASH_REC_MAX_PAYLOAD + 8];
+    struct crash_rec_hdr h;
+
+    memcpy(&h, buf, sizeof(h));
+    if (h.magic != CRASH_REC_MAGIC || h.stream != stream || h.seq != seq ||
+        h.len != crash_rec_len(stream, seq) ||
+        h.check != rec_check(stream, seq, h.len)) {
+        return false;
+    }
+    payload(want, stream, seq, h.len);
+    const uint8_t *pl = (const uint8_t *)buf + sizeof(h);
+    return rec_crc(&h, pl) == h.crc && memcmp(pl, want, h.len) == 0;
+}
+
 void crash_scan(const uint8_t *base, uint64_t size, uint32_t stream,
                 uint64_t limit, struct crash_scan *out)
 {

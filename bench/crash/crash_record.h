@@ -49,6 +49,8 @@ uint32_t crash_rec_len(uint32_t stream, uint64_t seq);
 size_t crash_rec_size(uint32_t len);
 /* Build record @seq of @stream into @buf (crash_rec_size() bytes). */
 void crash_rec_build(void *buf, uint32_t stream, uint64_t seq);
+/* Whether @buf holds record @seq of @stream, whole. */
+bool crash_rec_whole(const void *buf, uint32_t stream, uint64_t seq);
 /* Scan the log in @base[0, @size) of @stream, stopping at @limit
  * records (UINT64_MAX: no limit). */
 void crash_scan(const uint8_t *base, uint64_t size, uint32_t stream,

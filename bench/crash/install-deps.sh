@@ -1,14 +1,19 @@
 #!/bin/sh
-# Host packages the persistent-memory guest programs build with: libpmem-dev
-# (PMDK's libpmem, for crash-writer's MAP_SYNC stream).  Idempotent; Debian
-# bookworm packages only.
+# Host packages the persistent-memory guest programs build with: PMDK's
+# libpmem-dev and libpmemobj-dev (crash-writer's MAP_SYNC and pmemobj
+# streams).  Idempotent; Debian bookworm packages only.
 set -e
-if dpkg-query -W -f='${Status}' libpmem-dev 2>/dev/null | grep -q 'ok installed'; then
-    exit 0
-fi
-echo "pmem: installing libpmem-dev"
+PKGS="libpmem-dev libpmemobj-dev"
+missing=
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+        missing="$missing $p"
+done
+[ -n "$missing" ] || exit 0
+echo "pmem: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
-apt-get install -y --no-install-recommends libpmem-dev >/dev/null 2>&1 || {
+# shellcheck disable=SC2086 # one word per package
+apt-get install -y --no-install-recommends $missing >/dev/null 2>&1 || {
     apt-get update >/dev/null 2>&1 || true
-    apt-get install -y --no-install-recommends libpmem-dev >/dev/null
+    apt-get install -y --no-install-recommends $missing >/dev/null
 }
