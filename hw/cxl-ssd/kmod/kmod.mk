@@ -13,12 +13,13 @@
 # the model library's .c/.h/.def files except wait.c and lazy_array.c
 # (kmod_wait.c and kmod_lazy_array.c replace them), record_writer.c (FILE
 # output; the module has its records file), model_ratios.c (floating
-# point) and media_io.c (file I/O).  W=1 (the kernel's -Wextra set); any
-# compiler warning fails the build.
+# point) and the media store's media_*.c (file I/O).  W=1 (the kernel's
+# -Wextra set); any compiler warning fails the build.
 
 KMOD_DIR := $(TOP)/hw/cxl-ssd/kmod
 KMOD_HEADERS := $(BUILD)/kmod/headers
-KMOD_MODEL_LEAVE_OUT := wait.c lazy_array.c record_writer.c model_ratios.c media_io.c
+KMOD_MODEL_LEAVE_OUT := wait.c lazy_array.c record_writer.c model_ratios.c \
+    $(notdir $(wildcard $(MODEL_DIR)/media_*.c))
 KMOD_MODEL_FILES := $(filter-out $(addprefix $(MODEL_DIR)/,$(KMOD_MODEL_LEAVE_OUT)), \
     $(wildcard $(MODEL_DIR)/*.c $(MODEL_DIR)/*.h $(MODEL_DIR)/*.def)) \
     $(TOP)/hw/cxl-ssd/stats.def
