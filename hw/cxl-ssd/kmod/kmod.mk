@@ -58,8 +58,9 @@ $(KMOD_KO): $(KMOD_DEPS) $(KMOD_KDIR_DEP) $(KMOD_DIR)/kmod.mk
 kmod: $(KMOD_KO)
 
 # sparse over every file of the module (C=2), Debian's sparse 0.6.4.  It
-# cannot parse the C11 _Atomic(T) specifier, which model/miss_service.c
-# uses: that file's parse errors are reported, not fixed.
+# cannot parse the C11 _Atomic(T) specifier, which model/miss_service_int.h
+# uses: the parse errors of the miss_*.c files that include it are
+# reported, not fixed.
 kmod-sparse: $(KMOD_KO)
 	@$(MAKE) -C $(KMOD_KDIR) M=$(KMOD_OBJ) W=1 C=2 CHECK=$(KMOD_HEADERS)/sparse \
 	    $(KMOD_PAHOLE) modules 2>&1 | grep -E 'warning:|error:' || echo "kmod-sparse: no reports"
