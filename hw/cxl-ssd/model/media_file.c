@@ -143,18 +143,47 @@ static int load_region(int fd, void *buf, uint64_t len, uint64_t off)
     }
     return 0;
 }
-/* ---- the header ---- */
+
+/* ---- the metadata regions ---- */
+
+/* In file order from meta_off, each at a 4 KiB boundary: the written-page
+ * bitmap, then the FTL's (its region 0, a struct ftl_saved, first). */
+#define META_REGIONS (1 + FTL_REGIONS)
+
+static void meta_regions(struct cxlssd_media *md,
+                         struct ftl_region out[META_REGIONS])
+{
+    out[0] = (struct ftl_region) { (void *)md->written, md->words * 8 };
+    ftl_state_regions(md->ftl, out + 1);
+}
 
 static uint64_t meta_len_of(struct cxlssd_media *md)
 {
-    struct ftl_region rg[FTL_REGIONS];
-    ftl_state_regions(md->ftl, rg);
-    uint64_t len = align_up(md->words * 8);
-    for (int i = 0; i < FTL_REGIONS; i++) {
+    struct ftl_region rg[META_REGIONS];
+    meta_regions(md, rg);
+    uint64_t len = 0;
+    for (int i = 0; i < META_REGIONS; i++) {
         len += align_up(rg[i].len);
     }
     return len;
 }
+
+/* Every region to the file (@save) or from it; 0 or -errno. */
+static int meta_transfer(struct cxlssd_media *md, bool save)
+{
+    struct ftl_region rg[META_REGIONS];
+    meta_regions(md, rg);
+    uint64_t off = md->hdr.meta_off;
+    int r = 0;
+    for (int i = 0; i < META_REGIONS && r == 0; i++) {
+        r = save ? save_region(md->fd, rg[i].ptr, rg[i].len, off)
+                 : load_region(md->fd, rg[i].ptr, rg[i].len, off);
+        off += align_up(rg[i].len);
+    }
+    return r;
+}
+
+/* ---- the header ---- */
 
 void media_header_init(struct cxlssd_media *md)
 {
@@ -259,22 +288,16 @@ void media_rebuild_written(struct cxlssd_media *md)
 
 int media_load_meta(struct cxlssd_media *md)
 {
-    struct ftl_region rg[FTL_REGIONS];
-    ftl_state_regions(md->ftl, rg);
-    uint64_t off = md->hdr.meta_off;
-    int r = load_region(md->fd, (void *)md->written, md->words * 8, off);
-    off += align_up(md->words * 8);
-    /* region 0 first: refuse another FTL's state before reading the rest */
+    /* the FTL's region 0 (after the bitmap) first: refuse another FTL's
+     * state before reading anything into this one */
     struct ftl_saved sv;
-    if (r == 0) {
-        r = media_read_all(md->fd, &sv, sizeof(sv), off);
-    }
+    int r = media_read_all(md->fd, &sv, sizeof(sv), md->hdr.meta_off +
+                           align_up(md->words * 8));
     if (r == 0 && !ftl_state_compatible(md->ftl, &sv)) {
         return -EINVAL;
     }
-    for (int i = 0; i < FTL_REGIONS && r == 0; i++) {
-        r = load_region(md->fd, rg[i].ptr, rg[i].len, off);
-        off += align_up(rg[i].len);
+    if (r == 0) {
+        r = meta_transfer(md, false);
     }
     if (r == 0 && ftl_state_loaded(md->ftl) < 0) {
         r = -EINVAL;
@@ -284,16 +307,7 @@ int media_load_meta(struct cxlssd_media *md)
 
 int media_save_meta(struct cxlssd_media *md)
 {
-    struct ftl_region rg[FTL_REGIONS];
-    ftl_state_regions(md->ftl, rg);
-    uint64_t off = md->hdr.meta_off;
-    int r = save_region(md->fd, (const void *)md->written, md->words * 8,
-                        off);
-    off += align_up(md->words * 8);
-    for (int i = 0; i < FTL_REGIONS && r == 0; i++) {
-        r = save_region(md->fd, rg[i].ptr, rg[i].len, off);
-        off += align_up(rg[i].len);
-    }
+    int r = meta_transfer(md, true);
     if (r == 0 && fdatasync(md->fd) < 0) {
         r = -errno;
     }
