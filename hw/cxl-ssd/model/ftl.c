@@ -1,5 +1,7 @@
 /*
- * Page-mapped FTL (see ftl.h).
+ * Page-mapped FTL (see ftl.h): the map, block allocation, garbage
+ * collection and the timing entry points (the check and the saved state
+ * are in ftl_check.c and ftl_state.c).
  *
  * Layout and rules:
  *  - l2p[lpn] -> ppa (never written: none), p2l[ppa] -> lpn (free or
@@ -41,67 +43,10 @@
  *    precondition=on, cost a read of the LUN the page would be striped to
  *    (lpn % luns); no map entry is created.
  */
-#include "ftl.h"
+#include "ftl_int.h"
 
-#include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-
-#define FTL_NONE UINT32_MAX
-
-enum { BLK_FREE = 0, BLK_OPEN = 1, BLK_CLOSED = 2 };
-
-struct ftl_lun {
-    uint32_t open_block;    /* FTL_NONE when no block is open */
-    uint32_t write_ptr;     /* next page in the open block */
-    uint32_t nfree;         /* entries in the free stack, which is
-                             * free_stacks[lun * blocks_per_lun ...] */
-};
-
-struct ftl {
-    pthread_mutex_t lock;
-    struct nand *nand;
-    uint64_t logical_pages;
-    uint32_t luns;
-    uint32_t channels;
-    uint32_t blocks_per_lun;
-    uint32_t pages_per_block;
-    uint64_t physical_pages;
-    uint32_t gc_low;        /* effective thresholds, >= 2 */
-    uint32_t gc_high;
-    bool precondition;
-    uint32_t cursor;        /* next LUN for host writes */
-
-    uint32_t *l2p;          /* [logical_pages], ppa + 1 */
-    uint32_t *p2l;          /* [physical_pages], lpn + 1; kept only once
-                             * p2l_built (all zero before) */
-    bool p2l_built;
-    uint32_t *valid;        /* [luns * blocks_per_lun] */
-    uint8_t *state;         /* [luns * blocks_per_lun] */
-    uint32_t *free_stacks;  /* [luns * blocks_per_lun] */
-    struct ftl_lun *lun;    /* [luns] */
-
-    struct ftl_stats st;
-    struct ftl_saved saved; /* ftl_state_regions() / ftl_state_loaded() */
-};
-
-/* The maps store their value + 1, so that none (FTL_NONE) is 0. */
-static inline uint32_t l2p_get(const struct ftl *f, uint64_t lpn)
-{
-    return f->l2p[lpn] - 1u;
-}
-
-static inline uint32_t p2l_get(const struct ftl *f, uint64_t ppa)
-{
-    return f->p2l[ppa] - 1u;
-}
-
-static inline uint32_t *free_stack(struct ftl *f, uint32_t lun)
-{
-    return f->free_stacks + (uint64_t)lun * f->blocks_per_lun;
-}
 
 static uint64_t div_ceil(uint64_t a, uint64_t b)
 {
@@ -238,11 +183,6 @@ void ftl_free(struct ftl *f)
     free(f);
 }
 
-static inline uint64_t blk_index(const struct ftl *f, uint32_t lun,
-                                 uint32_t block)
-{
-    return (uint64_t)lun * f->blocks_per_lun + block;
-}
 
 /* Next page of @lun's open block, opening a free block if needed.  Host
  * writes (@gc false) may not open the LUN's last free block. */
@@ -469,175 +409,4 @@ uint64_t ftl_metadata_bytes(const struct ftl *f)
                    sizeof(*f->free_stacks)) +
         (uint64_t)f->luns * (sizeof(*f->lun) + sizeof(uint64_t)) +
         (uint64_t)f->channels * 64 * 2 * sizeof(uint64_t);
-}
-
-/* An inconsistency found by ftl_check(): print it, count it. */
-static void __attribute__((format(printf, 2, 3)))
-check_failed(int *bad, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "ftl_check: ");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    (*bad)++;
-}
-
-int ftl_check(struct ftl *f)
-{
-    int bad = 0;
-    pthread_mutex_lock(&f->lock);
-    uint64_t nblocks = (uint64_t)f->luns * f->blocks_per_lun;
-    uint32_t *cnt = calloc(nblocks, sizeof(*cnt));
-    if (!cnt) {
-        pthread_mutex_unlock(&f->lock);
-        return -1;
-    }
-    /* Forward: every mapped lpn's reverse entry points back, or, before
-     * p2l is built, no other lpn has its ppa (two lpns sharing a ppa are
-     * impossible either way); count the valid pages per block. */
-    uint64_t *seen = f->p2l_built ? NULL
-                                  : calloc((f->physical_pages + 63) / 64, 8);
-    if (!f->p2l_built && !seen) {
-        free(cnt);
-        pthread_mutex_unlock(&f->lock);
-        return -1;
-    }
-    for (uint64_t lpn = 0; lpn < f->logical_pages && bad < 10; lpn++) {
-        cxlssd_ppa ppa = l2p_get(f, lpn);
-        if (ppa == FTL_NONE) {
-            continue;
-        }
-        if (ppa >= f->physical_pages) {
-            check_failed(&bad, "lpn %llu -> ppa %u out of range",
-                         (unsigned long long)lpn, ppa);
-            continue;
-        }
-        if (f->p2l_built && p2l_get(f, ppa) != lpn) {
-            check_failed(&bad, "lpn %llu -> ppa %u -> lpn %u",
-                         (unsigned long long)lpn, ppa, p2l_get(f, ppa));
-            continue;
-        }
-        if (seen) {
-            if (seen[ppa / 64] >> (ppa % 64) & 1) {
-                check_failed(&bad, "lpn %llu -> ppa %u, another lpn's",
-                             (unsigned long long)lpn, ppa);
-                continue;
-            }
-            seen[ppa / 64] |= 1ull << (ppa % 64);
-        }
-        if (f->state[ppa / f->pages_per_block] == BLK_FREE) {
-            check_failed(&bad, "lpn %llu in free block",
-                         (unsigned long long)lpn);
-        }
-        cnt[ppa / f->pages_per_block]++;
-    }
-    free(seen);
-    /* Reverse: every live p2l entry is the current copy of its lpn; none
-     * before p2l is built. */
-    for (uint64_t ppa = 0; ppa < f->physical_pages && bad < 10; ppa++) {
-        uint32_t lpn = p2l_get(f, ppa);
-        if (lpn == FTL_NONE) {
-            continue;
-        }
-        if (!f->p2l_built || lpn >= f->logical_pages ||
-            l2p_get(f, lpn) != ppa) {
-            check_failed(&bad, "stale ppa %llu -> lpn %u%s",
-                         (unsigned long long)ppa, lpn,
-                         f->p2l_built ? "" : " (p2l not built yet)");
-        }
-    }
-    /* Valid counts, block states, free stacks. */
-    for (uint32_t l = 0; l < f->luns && bad < 10; l++) {
-        struct ftl_lun *L = &f->lun[l];
-        uint32_t nfree = 0, nopen = 0;
-        for (uint32_t b = 0; b < f->blocks_per_lun; b++) {
-            uint64_t i = blk_index(f, l, b);
-            if (cnt[i] != f->valid[i]) {
-                check_failed(&bad, "lun %u block %u valid %u, counted %u",
-                             l, b, f->valid[i], cnt[i]);
-            }
-            nfree += f->state[i] == BLK_FREE;
-            nopen += f->state[i] == BLK_OPEN;
-        }
-        if (nfree != L->nfree || nopen != (L->open_block != FTL_NONE)) {
-            check_failed(&bad, "lun %u free %u/%u open %u", l, nfree,
-                         L->nfree, nopen);
-        }
-        for (uint32_t k = 0; k < L->nfree; k++) {
-            uint32_t b = free_stack(f, l)[k];
-            if (b >= f->blocks_per_lun ||
-                f->state[blk_index(f, l, b)] != BLK_FREE) {
-                check_failed(&bad, "lun %u free stack holds used block %u",
-                             l, b);
-            }
-        }
-    }
-    free(cnt);
-    pthread_mutex_unlock(&f->lock);
-    return bad ? -1 : 0;
-}
-
-/* ---- persistence (the media store saves and restores these) ---- */
-
-void ftl_state_regions(struct ftl *f, struct ftl_region out[FTL_REGIONS])
-{
-    uint64_t nblocks = (uint64_t)f->luns * f->blocks_per_lun;
-    pthread_mutex_lock(&f->lock);
-    f->saved = (struct ftl_saved) {
-        .logical_pages = f->logical_pages,
-        .physical_pages = f->physical_pages,
-        .luns = f->luns,
-        .blocks_per_lun = f->blocks_per_lun,
-        .pages_per_block = f->pages_per_block,
-        .cursor = f->cursor,
-        .st = f->st,
-    };
-    pthread_mutex_unlock(&f->lock);
-    out[0] = (struct ftl_region) { &f->saved, sizeof(f->saved) };
-    out[1] = (struct ftl_region) { f->lun, f->luns * sizeof(*f->lun) };
-    out[2] = (struct ftl_region) { f->valid, nblocks * sizeof(*f->valid) };
-    out[3] = (struct ftl_region) { f->state, nblocks * sizeof(*f->state) };
-    out[4] = (struct ftl_region) { f->free_stacks,
-                                   nblocks * sizeof(*f->free_stacks) };
-    out[5] = (struct ftl_region) { f->l2p,
-                                   f->logical_pages * sizeof(*f->l2p) };
-    out[6] = (struct ftl_region) { f->p2l,
-                                   f->physical_pages * sizeof(*f->p2l) };
-}
-
-bool ftl_state_compatible(const struct ftl *f, const struct ftl_saved *s)
-{
-    return s->logical_pages == f->logical_pages &&
-           s->physical_pages == f->physical_pages && s->luns == f->luns &&
-           s->blocks_per_lun == f->blocks_per_lun &&
-           s->pages_per_block == f->pages_per_block && s->cursor < f->luns;
-}
-
-int ftl_state_loaded(struct ftl *f)
-{
-    if (!ftl_state_compatible(f, &f->saved)) {
-        return -1;
-    }
-    for (uint32_t l = 0; l < f->luns; l++) {
-        struct ftl_lun *L = &f->lun[l];
-        if (L->nfree > f->blocks_per_lun ||
-            (L->open_block != FTL_NONE &&
-             (L->open_block >= f->blocks_per_lun ||
-              L->write_ptr >= f->pages_per_block))) {
-            return -1;
-        }
-    }
-    pthread_mutex_lock(&f->lock);
-    f->cursor = f->saved.cursor;
-    f->st = f->saved.st;
-    /* a saved p2l is either the exact reverse map or all zero (never
-     * built): which one, ftl_check() then verifies */
-    f->p2l_built = false;
-    for (uint64_t ppa = 0; ppa < f->physical_pages && !f->p2l_built; ppa++) {
-        f->p2l_built = f->p2l[ppa] != 0;
-    }
-    pthread_mutex_unlock(&f->lock);
-    return ftl_check(f);
 }

@@ -1,7 +1,8 @@
 /*
  * The media store: a device's data in a sparse file, so that capacity is a
  * property of disk, not of host memory (property media=PATH).  Userspace
- * only (file I/O); the kernel module leaves media_io.c out.
+ * only (file I/O); the kernel module leaves media_*.c out.  Its files and
+ * their jobs are listed in media_int.h.
  *
  * File layout (all offsets multiples of 4 KiB):
  *   [0, 4 KiB)            header: magic, version, geometry, state
@@ -56,7 +57,7 @@ struct cxlssd_media_stats {
  * Open (or create, sparse) the media file at @path for @model's geometry
  * (@page_cache: leave the file's pages in the page cache; without, a
  * flusher thread writes written-back pages to disk and drops them, see
- * media_io.c);
+ * media_flusher.c);
  * a clean file's FTL state is loaded into @model's FTL, which must not be
  * in use yet.  NULL with a message naming the property in @err (media, or
  * the geometry property that differs from the file's).

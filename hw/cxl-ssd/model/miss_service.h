@@ -5,7 +5,8 @@
  * callback on a vCPU thread (cxl_ssd_mmio.c), the host-native tool (through
  * the trap).  One place for the decision, compensation, the NAND wait,
  * mapping, the per-miss record, prefetch completion and the trace hooks;
- * see miss_service.c for the path itself.
+ * see miss_service.c for the path itself (its other files are listed in
+ * miss_service_int.h).
  *
  * What differs between those deliveries is supplied by a substrate: how to
  * map and unmap a page, how to wake a faulter, and which lock to drop while

@@ -526,6 +526,3 @@ void cxlssd_mark_dirty(struct cxlssd_model *m, uint64_t page)
         stat_add(&m->st_write_hits, 1);
     }
 }
-
-/* ---- background eviction ---- */
-

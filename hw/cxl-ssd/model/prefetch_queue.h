@@ -3,7 +3,7 @@
  * deadline behind one lock, shared by every thread that serves misses of
  * one device (not per thread: a thread blocked elsewhere, e.g. in the BQL,
  * must not hold up a page another thread waits for).  The miss service
- * (miss_service.c) fills it and completes what is due.
+ * (miss_prefetch.c) fills it and completes what is due.
  *
  * It never holds more entries than the cache has frames (a LOADING page
  * holds a frame), so it is sized once; pages beyond its capacity (never

@@ -24,7 +24,7 @@
  * wait re-checks the watermark in case a kick is lost.  It parks for
  * resets between batches, like the handlers.  eviction=batch has no
  * worker: the miss that crosses the low watermark frees the same batches
- * on its own path (model/miss_service.c, evict_batch) through the
+ * on its own path (model/miss_evict.c, miss_evict_batch) through the
  * substrate's unmap, i.e. trap_unmap_victims() below.
  */
 #include <errno.h>

@@ -11,7 +11,7 @@
  *             page there.
  *   eviction  after MADV_DONTNEED (no more writes through the range, once
  *             no resident fault may still remap a victim: model/
- *             miss_service.c, cxlssd_serve_resident_fault): a
+ *             miss_resident.c, cxlssd_serve_resident_fault): a
  *             dirty page (or any page without write-protect tracking, or
  *             one whose earlier writeback failed) is written to the file,
  *             then the page is punched out of the memfd

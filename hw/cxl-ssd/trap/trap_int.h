@@ -7,7 +7,8 @@
  * documented there.
  *
  * Files, one job each (a file calls only files listed after it):
- *   trap.c        life cycle (new/free), statistics, names
+ *   trap.c        life cycle (new/free), names
+ *   trap_stats.c  statistics
  *   handler.c     handler threads: read uffd events, serialisation hook
  *   sigbus.c      in-thread SIGBUS delivery, QEMU's own accesses
  *   tlb.c         access-path delivery (the embedder's TLB fill)

@@ -64,6 +64,21 @@ static int uffd_new_fd(bool *via_dev)
     return fd;
 }
 
+/* Add feature @bit, named @name, to *@want if the kernel offers it (in
+ * @have); else -1 with a message naming the property @prop needs it. */
+static int need_feature(uint64_t have, uint64_t bit, const char *name,
+                        const char *prop, uint64_t *want, char *err,
+                        size_t errlen)
+{
+    if (!(have & bit)) {
+        snprintf(err, errlen, "%s: kernel lacks %s (features 0x%llx)", prop,
+                 name, (unsigned long long)have);
+        return -1;
+    }
+    *want |= bit;
+    return 0;
+}
+
 int trap_uffd_open(struct cxlssd_trap *t, char *err, size_t errlen)
 {
     bool via_dev;
@@ -93,27 +108,20 @@ int trap_uffd_open(struct cxlssd_trap *t, char *err, size_t errlen)
     }
 
     uint64_t want = UFFD_FEATURE_MINOR_SHMEM;
-    if (t->media) {
-        /* non-resident pages are holes in the memfd: MISSING faults */
-        if (!(api.features & UFFD_FEATURE_MISSING_SHMEM)) {
-            snprintf(err, errlen, "media: kernel lacks "
-                     "UFFD_FEATURE_MISSING_SHMEM (features 0x%llx)",
-                     (unsigned long long)api.features);
-            return -1;
-        }
-        want |= UFFD_FEATURE_MISSING_SHMEM;
+    /* media: non-resident pages are holes in the memfd, MISSING faults */
+    if (t->media &&
+        need_feature(api.features, UFFD_FEATURE_MISSING_SHMEM,
+                     "UFFD_FEATURE_MISSING_SHMEM", "media", &want, err,
+                     errlen) < 0) {
+        return -1;
     }
     if (api.features & UFFD_FEATURE_THREAD_ID) {
         want |= UFFD_FEATURE_THREAD_ID;
     }
-    if (t->sigbus) {
-        if (!(api.features & UFFD_FEATURE_SIGBUS)) {
-            snprintf(err, errlen, "delivery=sigbus: kernel lacks "
-                     "UFFD_FEATURE_SIGBUS (features 0x%llx)",
-                     (unsigned long long)api.features);
-            return -1;
-        }
-        want |= UFFD_FEATURE_SIGBUS;
+    if (t->sigbus &&
+        need_feature(api.features, UFFD_FEATURE_SIGBUS, "UFFD_FEATURE_SIGBUS",
+                     "delivery=sigbus", &want, err, errlen) < 0) {
+        return -1;
     }
     t->wp = false;
     if (t->cfg.track_dirty) {

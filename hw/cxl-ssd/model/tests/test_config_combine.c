@@ -119,7 +119,7 @@ static void check_rule(const struct rule *r)
     cxlssd_config_free_strings(&cfg);
 }
 
-/* Accepted, though some of them have no effect (config.c says why). */
+/* Accepted, though some of them have no effect (config_validate.c says why). */
 static const char *const accepted[] = {
     "mode=mmio,eviction=background",
     "mode=mmio,eviction=background,evict-low=10,evict-high=20",

@@ -11,25 +11,26 @@
 #include "config.h"
 #include "ftl.h"
 #include "nand.h"
+#include "nand_test_config.h"
 #include "tap.h"
 
-/* Defaults filled by hand (independent of config.c). */
+/* The hand-filled defaults for a device of @pages 4 KiB pages. */
 static void defaults(struct cxlssd_config *c, uint64_t pages)
 {
-    memset(c, 0, sizeof(*c));
-    c->device_size = pages * 4096;
-    c->page_size = 4096;
-    c->channels = 8;
-    c->luns_per_channel = 16;
-    c->pages_per_block = 256;
-    c->t_read_ns = 3000;
-    c->t_prog_ns = 100000;
-    c->t_erase_ns = 1000000;
-    c->t_xfer_ns = 3200;
-    c->op_pct = 7;
-    c->gc_low_blocks = 2;
-    c->gc_high_blocks = 4;
-    c->record_ring = 65536;
+    nand_test_config(c, pages * 4096);
+}
+
+/* An FTL over 4096 pages on @channels x @luns LUNs of @ppb-page blocks,
+ * the rest at the defaults (*@c gets the configuration). */
+static struct ftl *small_ftl(struct cxlssd_config *c, uint32_t channels,
+                             uint32_t luns, uint32_t ppb, char *err,
+                             size_t errlen)
+{
+    defaults(c, 4096);
+    c->channels = channels;
+    c->luns_per_channel = luns;
+    c->pages_per_block = ppb;
+    return ftl_new(c, err, errlen);
 }
 
 /* Decode a ppa with a scratch nand of the same geometry. */
@@ -218,11 +219,7 @@ int main(void)
 
     /* --- GC time: small device 4096 pages, 4 channels x 1 LUN, 16 pages
      * per block -> 64 data blocks per LUN, 7% OP -> 69 blocks --- */
-    defaults(&cfg, 4096);
-    cfg.channels = 4;
-    cfg.luns_per_channel = 1;
-    cfg.pages_per_block = 16;
-    f = ftl_new(&cfg, err, sizeof(err));
+    f = small_ftl(&cfg, 4, 1, 16, err, sizeof(err));
     tap_ok(f != NULL, "small GC device");
     {
         /* Writes spaced far apart, so the NAND is idle at each issue. */
@@ -342,11 +339,7 @@ int main(void)
     ftl_free(f);
 
     /* --- concurrency (meaningful under -fsanitize=thread) --- */
-    defaults(&cfg, 4096);
-    cfg.channels = 2;
-    cfg.luns_per_channel = 2;
-    cfg.pages_per_block = 8;
-    f = ftl_new(&cfg, err, sizeof(err));
+    f = small_ftl(&cfg, 2, 2, 8, err, sizeof(err));
     {
         pthread_t th[2];
         struct thr a[2] = {{f, 4096, 1}, {f, 4096, 2}};

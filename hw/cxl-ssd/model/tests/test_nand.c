@@ -7,29 +7,11 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "config.h"
 #include "nand.h"
+#include "nand_test_config.h"
 #include "tap.h"
-
-static void defaults(struct cxlssd_config *c)
-{
-    memset(c, 0, sizeof(*c));
-    c->device_size = 1ull << 30;
-    c->page_size = 4096;
-    c->channels = 8;
-    c->luns_per_channel = 16;
-    c->pages_per_block = 256;
-    c->t_read_ns = 3000;
-    c->t_prog_ns = 100000;
-    c->t_erase_ns = 1000000;
-    c->t_xfer_ns = 3200;
-    c->op_pct = 7;
-    c->gc_low_blocks = 2;
-    c->gc_high_blocks = 4;
-    c->record_ring = 65536;
-}
 
 /* Page 0 of block 0 of @lun. */
 static cxlssd_ppa P(struct nand *n, uint32_t lun)
@@ -40,7 +22,7 @@ static cxlssd_ppa P(struct nand *n, uint32_t lun)
 int main(void)
 {
     struct cxlssd_config cfg;
-    defaults(&cfg);
+    nand_test_config(&cfg, 1ull << 30);
 
     struct nand *n = nand_new(&cfg, 40);
     tap_ok(n != NULL, "nand_new at defaults");

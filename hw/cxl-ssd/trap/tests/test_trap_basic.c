@@ -27,9 +27,7 @@ static void *worker(void *arg)
     struct env *e = j->e;
     uint64_t rs = 0x1234567 + j->seed;
     if (j->op == 0 || j->op == 2) {
-        for (uint64_t p = 0; p < e->npages; p++) {
-            j->bad += check_page(e->a, p, j->seed);
-        }
+        j->bad += check_pages(e->a, e->npages, j->seed);
         for (uint64_t k = 0; j->op == 0 && k < e->npages; k++) {
             j->bad += check_page(e->a, rng_next(&rs) % e->npages, j->seed);
         }
@@ -59,7 +57,7 @@ static void one(struct env *e, enum cxlssd_policy pol, uint32_t prefetch,
                 enum cxlssd_eviction ev, enum cxlssd_delivery d,
                 const char *record_path)
 {
-    char name[128], err[256];
+    char name[128];
     /* half the policies unmap victims before the wait (default), half
      * after the faulter was woken (defer_unmap) */
     bool defer = pol == CXLSSD_POLICY_LIFO || pol == CXLSSD_POLICY_S3FIFO;
@@ -80,11 +78,8 @@ static void one(struct env *e, enum cxlssd_policy pol, uint32_t prefetch,
     test_trap_config(&tc, d, 1);
     tc.record_path = record_path;
     tc.defer_unmap = defer;
-    struct cxlssd_trap *t = cxlssd_trap_new(m, e->a, e->len, &tc, NULL, err,
-                                            sizeof(err));
+    struct cxlssd_trap *t = test_trap_new(m, e, &tc, NULL, name);
     if (!t) {
-        tap_ok(0, "%s: cxlssd_trap_new: %s", name, err);
-        cxlssd_model_free(m);
         return;
     }
     uint64_t bad1 = run_job(e, 0, seed1);
@@ -93,20 +88,12 @@ static void one(struct env *e, enum cxlssd_policy pol, uint32_t prefetch,
     struct cxlssd_trap_stats ts1;
     cxlssd_trap_get_stats(t, &ts1);
     uint64_t bad2 = run_job(e, 1, seed2);
-    uint64_t badb = 0;
-    for (uint64_t p = 0; p < NPAGES; p++) {
-        badb += check_page(e->b, p, seed2);
-    }
+    uint64_t badb = check_pages(e->b, NPAGES, seed2);
     uint64_t bad3 = run_job(e, 2, seed2);
     struct cxlssd_stats s;
-    cxlssd_model_get_stats(m, &s);
     struct cxlssd_trap_stats ts;
-    cxlssd_trap_get_stats(t, &ts);
-    cxlssd_trap_free(t);
-    uint64_t badb2 = 0;
-    for (uint64_t p = 0; p < NPAGES; p++) {
-        badb2 += check_page(e->b, p, seed2);
-    }
+    finish_trap(t, m, &s, &ts);
+    uint64_t badb2 = check_pages(e->b, NPAGES, seed2);
     /* First sequential pass touches NPAGES pages: each is a demand miss, a
      * prefetched page (prefetch_issued), or a wait on one. */
     bool misses_ok = s1.misses + s1.prefetch_issued >= NPAGES &&
@@ -197,34 +184,27 @@ int main(void)
 
         /* Bad arguments are reported, not fatal. */
         tc.handler_cpus = "0,banana";
-        t = cxlssd_trap_new(m, e.a, e.len, &tc, NULL, err, sizeof(err));
-        tap_ok(!t && strstr(err, "handler-cpus"), "invalid handler-cpus is "
-           "rejected naming the property (%s)", err);
-        if (t) {
-            cxlssd_trap_free(t);
-        }
+        check_refused(m, &e, &tc, "handler-cpus",
+                      "invalid handler-cpus is rejected naming the property");
         tc.handler_cpus = "4096";
-        t = cxlssd_trap_new(m, e.a, e.len, &tc, NULL, err, sizeof(err));
-        tap_ok(!t && strstr(err, "handler-cpus"), "nonexistent CPU is rejected "
-           "(%s)", err);
-        if (t) {
-            cxlssd_trap_free(t);
-        }
+        check_refused(m, &e, &tc, "handler-cpus",
+                      "nonexistent CPU is rejected");
         tc.handler_cpus = "0";
         tc.handler_threads = 0;
-        t = cxlssd_trap_new(m, e.a, e.len, &tc, NULL, err, sizeof(err));
-        tap_ok(!t && strstr(err, "handler-threads"), "handler-threads=0 is "
-           "rejected (%s)", err);
-        if (t) {
-            cxlssd_trap_free(t);
-        }
+        check_refused(m, &e, &tc, "handler-threads",
+                      "handler-threads=0 is rejected");
         tc.handler_threads = 1;
-        enum cxlssd_delivery d;
+        enum cxlssd_delivery d, ds;
         tap_ok(cxlssd_delivery_from_name("busy", &d) == 0 &&
            d == CXLSSD_DELIVERY_BUSY &&
            cxlssd_delivery_from_name("x", &d) < 0 &&
-           strcmp(cxlssd_delivery_name(CXLSSD_DELIVERY_POLL), "poll") == 0,
-           "delivery names");
+           strcmp(cxlssd_delivery_name(CXLSSD_DELIVERY_POLL), "poll") == 0 &&
+           cxlssd_delivery_from_name_any("sigbus", &ds) == 0 &&
+           ds == CXLSSD_DELIVERY_SIGBUS &&
+           cxlssd_delivery_from_name("sigbus", &d) < 0 &&
+           strcmp(cxlssd_delivery_name(CXLSSD_DELIVERY_SIGBUS), "sigbus") == 0,
+           "delivery names (sigbus only through "
+           "cxlssd_delivery_from_name_any)");
         cxlssd_model_free(m);
     }
 

@@ -117,7 +117,7 @@ static struct batch_rows read_records(const char *path)
 static void one(struct env *e, enum cxlssd_delivery d,
                 enum cxlssd_eviction ev)
 {
-    char name[96], err[256], rec[96];
+    char name[96], rec[96];
     snprintf(name, sizeof(name), "%s eviction=%s", cxlssd_delivery_name(d),
              cxlssd_eviction_name(ev));
     snprintf(rec, sizeof(rec), "/tmp/cxlssd-trap-batch-%d.csv",
@@ -138,25 +138,18 @@ static void one(struct env *e, enum cxlssd_delivery d,
     struct cxlssd_trap_config tc;
     test_trap_config(&tc, d, 1);
     tc.record_path = rec;
-    struct cxlssd_trap *t = cxlssd_trap_new(m, e->a, e->len, &tc, NULL, err,
-                                            sizeof(err));
+    struct cxlssd_trap *t = test_trap_new(m, e, &tc, NULL, name);
     if (!t) {
-        tap_ok(0, "%s: cxlssd_trap_new: %s", name, err);
-        cxlssd_model_free(m);
         return;
     }
     uint64_t bad = 0;
     for (int pass = 0; pass < 2; pass++) {
-        for (uint64_t p = 0; p < NPAGES; p++) {
-            bad += check_page(e->a, p, seed);
-        }
+        bad += check_pages(e->a, NPAGES, seed);
     }
     bool worker = thread_named("cxlssd-evict");
     struct cxlssd_stats s;
-    cxlssd_model_get_stats(m, &s);
     struct cxlssd_trap_stats ts;
-    cxlssd_trap_get_stats(t, &ts);
-    cxlssd_trap_free(t);
+    finish_trap(t, m, &s, &ts);
     struct batch_rows r = read_records(rec);
     unlink(rec);
     cxlssd_model_free(m);

@@ -18,26 +18,14 @@
 #define OWN (WORDS / NTHREADS)
 #define RUN_NS 1200000000ull
 
-struct worker {
-    struct env *e;
-    int id;
-    uint64_t ops, bad;
-    uint64_t shadow[NPAGES][OWN];
-};
-
 static void *worker_fn(void *arg)
 {
-    struct worker *w = arg;
+    struct shadow_worker *w = arg;
     uint64_t rs = 0x2545F4914F6CDD1Dull * (uint64_t)(w->id + 1);
     uint64_t end = cxlssd_now_ns() + RUN_NS;
     while (cxlssd_now_ns() < end) {
         for (int k = 0; k < 64; k++) {
-            uint64_t r = rng_next(&rs);
-            uint64_t p = r % NPAGES;
-            uint64_t j = (r >> 16) % OWN;
-            w->bad += shadow_access(w->e->a, p, j * NTHREADS + w->id,
-                                    &w->shadow[p][j], r, &rs);
-            w->ops++;
+            shadow_step(w, &rs);
         }
     }
     return NULL;
@@ -47,7 +35,6 @@ static void one(struct env *e, const char *name, enum cxlssd_delivery d,
                 uint32_t handlers, const char *cpus, enum cxlssd_policy pol,
                 enum cxlssd_eviction ev, uint32_t prefetch, bool defer)
 {
-    char err[256];
     memset(e->b, 0, e->len);
     struct cxlssd_config mc;
     test_model_config(&mc, NPAGES, FRAMES);
@@ -61,21 +48,18 @@ static void one(struct env *e, const char *name, enum cxlssd_delivery d,
     test_trap_config(&tc, d, handlers);
     tc.handler_cpus = cpus;
     tc.defer_unmap = defer;
-    struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e->a, e->len, &tc, NULL,
-                                                err, sizeof(err)) : NULL;
+    struct cxlssd_trap *t = test_trap_new(m, e, &tc, NULL, name);
     if (!t) {
-        tap_ok(0, "%s: trap_new: %s", name, m ? err : "model");
-        if (m) {
-            cxlssd_model_free(m);
-        }
         return;
     }
-    static struct worker w[NTHREADS];
+    static uint64_t shadows[NTHREADS][NPAGES * OWN];
+    memset(shadows, 0, sizeof(shadows));
+    struct shadow_worker w[NTHREADS];
     pthread_t th[NTHREADS];
     for (int i = 0; i < NTHREADS; i++) {
-        memset(&w[i], 0, sizeof(w[i]));
-        w[i].e = e;
-        w[i].id = i;
+        w[i] = (struct shadow_worker){ .e = e, .id = (uint32_t)i,
+                                       .nthreads = NTHREADS,
+                                       .shadow = shadows[i] };
         pthread_create(&th[i], NULL, worker_fn, &w[i]);
     }
     uint64_t ops = 0, bad = 0;
@@ -86,16 +70,9 @@ static void one(struct env *e, const char *name, enum cxlssd_delivery d,
     }
     /* Final check through A (still trapped) and B. */
     uint64_t bada = 0, badb = 0;
-    for (uint64_t p = 0; p < NPAGES; p++) {
-        for (uint64_t j = 0; j < OWN; j++) {
-            for (int i = 0; i < NTHREADS; i++) {
-                uint64_t idx = j * NTHREADS + (uint64_t)i;
-                bada += ((volatile uint64_t *)(e->a + p * PG))[idx] !=
-                        w[i].shadow[p][j];
-                badb += ((uint64_t *)(e->b + p * PG))[idx] !=
-                        w[i].shadow[p][j];
-            }
-        }
+    for (int i = 0; i < NTHREADS; i++) {
+        bada += shadow_mismatches(e->a, &w[i]);
+        badb += shadow_mismatches(e->b, &w[i]);
     }
     struct cxlssd_trap_stats ts;
     cxlssd_trap_get_stats(t, &ts);

@@ -117,7 +117,7 @@ static uint64_t (*read_records(const char *path, uint64_t *nout))[NC]
 static void one(struct env *e, enum cxlssd_delivery d, bool compensate,
                 bool defer, uint64_t think_ns, enum cxlssd_eviction ev)
 {
-    char err[256], rec[96], tag[48];
+    char rec[96], tag[48];
     snprintf(rec, sizeof(rec), "/tmp/cxlssd-trap-latency-%d.csv",
              (int)getpid());
     snprintf(tag, sizeof(tag), "%s%s%s%s%s", cxlssd_delivery_name(d),
@@ -135,13 +135,8 @@ static void one(struct env *e, enum cxlssd_delivery d, bool compensate,
     tc.compensate = compensate;
     tc.defer_unmap = defer;
     tc.record_path = rec;
-    struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e->a, e->len, &tc, NULL,
-                                                err, sizeof(err)) : NULL;
+    struct cxlssd_trap *t = test_trap_new(m, e, &tc, NULL, tag);
     if (!t) {
-        tap_ok(0, "%s: trap_new: %s", tag, m ? err : "model");
-        if (m) {
-            cxlssd_model_free(m);
-        }
         return;
     }
     static struct run r;

@@ -40,39 +40,57 @@ struct dev {
     char err[256];
 };
 
-/* media-page-cache for the devices dev_open() makes */
+/* media-page-cache for the devices dev_config() describes */
 static bool page_cache = true;
 
-static int dev_open(struct dev *d, uint64_t npages, uint32_t channels,
-                    enum cxlssd_delivery delivery)
+/* The model of a device: @npages pages over @channels x 2 LUNs. */
+static void dev_config(struct cxlssd_config *c, uint64_t npages,
+                       uint32_t channels)
+{
+    test_model_config(c, npages, FRAMES);
+    c->channels = channels;
+    c->luns_per_channel = 2;
+    c->media_page_cache = page_cache;
+}
+
+/* A device with model @c on a memfd that is never fallocated, its media
+ * store at media_path, @threads handlers of @delivery; -1 with the reason
+ * in d->err. */
+static int dev_start(struct dev *d, const struct cxlssd_config *c,
+                     enum cxlssd_delivery delivery, uint32_t threads)
 {
     memset(d, 0, sizeof(*d));
-    d->e.npages = npages;
-    d->e.len = npages * PG;
+    d->e.npages = c->device_size / PG;
+    d->e.len = c->device_size;
     d->e.fd = memfd_create("cxlssd-media-test", MFD_CLOEXEC);
     if (d->e.fd < 0 || ftruncate(d->e.fd, (off_t)d->e.len) < 0) {
+        snprintf(d->err, sizeof(d->err), "memfd: %s", strerror(errno));
         return -1;
     }
     d->e.a = mmap(NULL, d->e.len, PROT_READ | PROT_WRITE, MAP_SHARED,
                   d->e.fd, 0);
     d->e.b = mmap(NULL, d->e.len, PROT_READ | PROT_WRITE, MAP_SHARED,
                   d->e.fd, 0);
-    struct cxlssd_config c;
-    test_model_config(&c, npages, FRAMES);
-    c.channels = channels;
-    c.luns_per_channel = 2;
-    c.media_page_cache = page_cache;
-    d->m = test_model(&c);
+    d->m = test_model(c);
     if (!d->m) {
+        snprintf(d->err, sizeof(d->err), "model");
         return -1;
     }
     struct cxlssd_trap_config tc;
-    test_trap_config(&tc, delivery, 1);
+    test_trap_config(&tc, delivery, threads);
     tc.media_path = media_path;
     tc.media_memfd = d->e.fd;
     d->t = cxlssd_trap_new(d->m, d->e.a, d->e.len, &tc, NULL, d->err,
                            sizeof(d->err));
     return d->t ? 0 : -1;
+}
+
+static int dev_open(struct dev *d, uint64_t npages, uint32_t channels,
+                    enum cxlssd_delivery delivery)
+{
+    struct cxlssd_config c;
+    dev_config(&c, npages, channels);
+    return dev_start(d, &c, delivery, 1);
 }
 
 static void dev_close(struct dev *d)
@@ -82,6 +100,18 @@ static void dev_close(struct dev *d)
     if (d->e.a) {
         env_close(&d->e);
     }
+}
+
+/* The usual device (NPAGES pages, 2 channels, poll) for step @what of a
+ * case; false after a failed check. */
+static bool dev_open_checked(struct dev *d, const char *what)
+{
+    if (dev_open(d, NPAGES, 2, CXLSSD_DELIVERY_POLL) < 0) {
+        tap_ok(0, "%s: %s", what, d->err);
+        dev_close(d);
+        return false;
+    }
+    return true;
 }
 
 static uint64_t memfd_bytes(const struct dev *d)
@@ -133,8 +163,7 @@ static void test_restart(void)
 {
     struct dev d;
     unlink(media_path);
-    if (dev_open(&d, NPAGES, 2, CXLSSD_DELIVERY_POLL) < 0) {
-        tap_ok(0, "restart: open: %s", d.err);
+    if (!dev_open_checked(&d, "restart: open")) {
         return;
     }
     const uint64_t n = 3 * FRAMES;
@@ -150,9 +179,7 @@ static void test_restart(void)
     ftl_get_stats(cxlssd_model_ftl(d.m), &before);
     dev_close(&d);
 
-    if (dev_open(&d, NPAGES, 2, CXLSSD_DELIVERY_POLL) < 0) {
-        tap_ok(0, "restart: reopen: %s", d.err);
-        dev_close(&d);
+    if (!dev_open_checked(&d, "restart: reopen")) {
         return;
     }
     struct cxlssd_media_stats ms;
@@ -232,9 +259,7 @@ static void test_sigkill(void)
     tap_ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
            "sigkill: writer killed");
     struct dev d;
-    if (dev_open(&d, NPAGES, 2, CXLSSD_DELIVERY_POLL) < 0) {
-        tap_ok(0, "sigkill: reopen: %s", d.err);
-        dev_close(&d);
+    if (!dev_open_checked(&d, "sigkill: reopen")) {
         return;
     }
     struct cxlssd_media_stats ms;
@@ -265,8 +290,7 @@ static void test_writeback_error(void)
 {
     unlink(media_path);
     struct dev d;
-    if (dev_open(&d, NPAGES, 2, CXLSSD_DELIVERY_POLL) < 0) {
-        tap_ok(0, "writeback error: open: %s", d.err);
+    if (!dev_open_checked(&d, "writeback error: open")) {
         return;
     }
     /* writes past 64 pages of the file fail (EFBIG; SIGXFSZ ignored) */
@@ -327,30 +351,11 @@ static void test_concurrent(enum cxlssd_eviction ev, uint32_t prefetch,
 {
     unlink(media_path);
     struct dev d;
-    memset(&d, 0, sizeof(d));
-    d.e.npages = NPAGES;
-    d.e.len = NPAGES * PG;
-    d.e.fd = memfd_create("cxlssd-media-ct", MFD_CLOEXEC);
-    if (ftruncate(d.e.fd, (off_t)d.e.len) < 0) {
-        tap_ok(0, "%s: memfd", name);
-        return;
-    }
-    d.e.a = mmap(NULL, d.e.len, PROT_READ | PROT_WRITE, MAP_SHARED, d.e.fd, 0);
-    d.e.b = mmap(NULL, d.e.len, PROT_READ | PROT_WRITE, MAP_SHARED, d.e.fd, 0);
     struct cxlssd_config c;
-    test_model_config(&c, NPAGES, FRAMES);
+    dev_config(&c, NPAGES, 2);
     c.eviction = ev;
     c.prefetch = prefetch;
-    c.channels = 2;
-    c.luns_per_channel = 2;
-    d.m = test_model(&c);
-    struct cxlssd_trap_config tc;
-    test_trap_config(&tc, CXLSSD_DELIVERY_BUSY, 2);
-    tc.media_path = media_path;
-    tc.media_memfd = d.e.fd;
-    d.t = d.m ? cxlssd_trap_new(d.m, d.e.a, d.e.len, &tc, NULL, d.err,
-                                sizeof(d.err)) : NULL;
-    if (!d.t) {
+    if (dev_start(&d, &c, CXLSSD_DELIVERY_BUSY, 2) < 0) {
         tap_ok(0, "%s: open: %s", name, d.err);
         dev_close(&d);
         return;
@@ -375,9 +380,9 @@ static void test_concurrent(enum cxlssd_eviction ev, uint32_t prefetch,
            (unsigned long long)ms.writebacks,
            (unsigned long long)ms.reused_fills);
     dev_close(&d);
-    if (dev_open(&d, NPAGES, 2, CXLSSD_DELIVERY_POLL) < 0) {
-        tap_ok(0, "%s: reopen: %s", name, d.err);
-        dev_close(&d);
+    char what[128];
+    snprintf(what, sizeof(what), "%s: reopen", name);
+    if (!dev_open_checked(&d, what)) {
         return;
     }
     bad = 0;

@@ -20,20 +20,14 @@
 
 static atomic_int pause_req, paused, stop;
 
-struct worker {
-    struct env *e;
-    int id;
-    atomic_bool pausable;
-    uint64_t ops, bad;
-    uint64_t shadow[NPAGES][OWN];
-};
+static atomic_bool pausable[NTHREADS];
 
 static void *worker_fn(void *arg)
 {
-    struct worker *w = arg;
+    struct shadow_worker *w = arg;
     uint64_t rs = 0x9E3779B97F4A7C15ull * (uint64_t)(w->id + 7);
     while (!atomic_load(&stop)) {
-        if (atomic_load(&w->pausable) && atomic_load(&pause_req)) {
+        if (atomic_load(&pausable[w->id]) && atomic_load(&pause_req)) {
             atomic_fetch_add(&paused, 1);
             while (atomic_load(&pause_req) && !atomic_load(&stop)) {
                 usleep(100);
@@ -41,27 +35,17 @@ static void *worker_fn(void *arg)
             atomic_fetch_sub(&paused, 1);
             continue;
         }
-        uint64_t r = rng_next(&rs);
-        uint64_t p = r % NPAGES;
-        uint64_t j = (r >> 16) % OWN;
-        w->bad += shadow_access(w->e->a, p, j * NTHREADS + w->id,
-                                &w->shadow[p][j], r, &rs);
-        w->ops++;
+        shadow_step(w, &rs);
     }
     return NULL;
 }
 
-static uint64_t verify(const unsigned char *base, struct worker *w, int n)
+static uint64_t verify(const unsigned char *base,
+                       const struct shadow_worker *w, int n)
 {
     uint64_t bad = 0;
-    for (uint64_t p = 0; p < NPAGES; p++) {
-        for (uint64_t j = 0; j < OWN; j++) {
-            for (int i = 0; i < n; i++) {
-                bad += ((const volatile uint64_t *)(base + p * PG))
-                           [j * NTHREADS + (uint64_t)w[i].id] !=
-                       w[i].shadow[p][j];
-            }
-        }
+    for (int i = 0; i < n; i++) {
+        bad += shadow_mismatches(base, &w[i]);
     }
     return bad;
 }
@@ -77,7 +61,6 @@ int main(void)
     struct env e;
     test_start(&e, NPAGES, 60);
     memset(e.b, 0, e.len);
-    char err[256];
     struct cxlssd_config mc;
     test_model_config(&mc, NPAGES, FRAMES);
     mc.prefetch = 2;
@@ -85,19 +68,19 @@ int main(void)
     struct cxlssd_model *m = test_model(&mc);
     struct cxlssd_trap_config tc;
     test_trap_config(&tc, CXLSSD_DELIVERY_POLL, 2);
-    struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e.a, e.len, &tc, NULL,
-                                                err, sizeof(err)) : NULL;
+    struct cxlssd_trap *t = test_trap_new(m, &e, &tc, NULL, "setup");
     if (!t) {
-        tap_ok(0, "trap_new: %s", m ? err : "model");
         return tap_done();
     }
 
-    static struct worker w[NTHREADS];
+    static uint64_t shadows[NTHREADS][NPAGES * OWN];
+    struct shadow_worker w[NTHREADS];
     pthread_t th[NTHREADS];
     for (int i = 0; i < NTHREADS; i++) {
-        w[i].e = &e;
-        w[i].id = i;
-        atomic_store(&w[i].pausable, true);
+        w[i] = (struct shadow_worker){ .e = &e, .id = (uint32_t)i,
+                                       .nthreads = NTHREADS,
+                                       .shadow = shadows[i] };
+        atomic_store(&pausable[i], true);
         pthread_create(&th[i], NULL, worker_fn, &w[i]);
     }
     bool all_nonres = true, all_intact = true, served_again = true;
@@ -142,7 +125,7 @@ int main(void)
 
     /* Reset while a thread keeps faulting (not paused). */
     for (int i = 0; i < NTHREADS; i++) {
-        atomic_store(&w[i].pausable, false);
+        atomic_store(&pausable[i], false);
     }
     for (int round = 0; round < ROUNDS; round++) {
         sleep_ms(50);

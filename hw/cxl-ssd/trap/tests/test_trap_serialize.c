@@ -89,7 +89,7 @@ int main(void)
     for (int i = 0; i < NVCPU; i++) {
         atomic_store(&q.vcpu_tid[i], -1);
     }
-    char err[256], rec[96];
+    char rec[96];
     snprintf(rec, sizeof(rec), "/tmp/cxlssd-trap-serialize-%d.csv",
              (int)getpid());
     struct cxlssd_config mc;
@@ -103,10 +103,8 @@ int main(void)
         .opaque = &q, .serialize_begin = ser_begin,
         .serialize_end = ser_end, .vcpu_index = vcpu_index,
     };
-    struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e.a, e.len, &tc, &hooks,
-                                                err, sizeof(err)) : NULL;
+    struct cxlssd_trap *t = test_trap_new(m, &e, &tc, &hooks, "setup");
     if (!t) {
-        tap_ok(0, "trap_new: %s", m ? err : "model");
         return tap_done();
     }
     static struct vcpu v[NVCPU];

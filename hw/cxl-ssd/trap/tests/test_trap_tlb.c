@@ -133,20 +133,15 @@ static struct cxlssd_trap *start(struct env *e, const char *name,
     }
     fill_pattern(e->b, NPAGES, seed);
     atomic_store(&drop_entries, drop);
-    char err[256];
     struct cxlssd_trap_config tc;
     test_trap_config(&tc, CXLSSD_DELIVERY_TLB, 1);
     tc.keep_clean_mapped = keep;
     struct cxlssd_trap_hooks hooks = { .unmapped = unmapped };
     memset(soft_tlb, 0, sizeof(soft_tlb));
-    struct cxlssd_trap *t = cxlssd_trap_new(m, e->a, e->len, &tc, &hooks,
-                                            err, sizeof(err));
-    if (!t) {
-        tap_ok(0, "%s: cxlssd_trap_new: %s", name, err);
-        cxlssd_model_free(m);
-        return NULL;
+    struct cxlssd_trap *t = test_trap_new(m, e, &tc, &hooks, name);
+    if (t) {
+        *mp = m;
     }
-    *mp = m;
     return t;
 }
 
@@ -166,17 +161,11 @@ static void data_path(struct env *e, enum cxlssd_eviction ev, bool keep)
     }
     uint64_t bad1 = run2(e, t, 0, seed1);
     uint64_t bad2 = run2(e, t, 1, seed2);
-    uint64_t badb = 0;
-    for (uint64_t p = 0; p < NPAGES; p++) {
-        badb += check_page(e->b, p, seed2);
-    }
+    uint64_t badb = check_pages(e->b, NPAGES, seed2);
     uint64_t bad3 = run2(e, t, 0, seed2);
     struct cxlssd_stats s;
-    cxlssd_model_get_stats(m, &s);
     struct cxlssd_trap_stats ts;
-    cxlssd_trap_get_stats(t, &ts);
-    bool wp = cxlssd_trap_dirty_tracking(t);
-    cxlssd_trap_free(t);
+    bool wp = finish_trap(t, m, &s, &ts);
     cxlssd_model_free(m);
     uint64_t evictions = s.evictions_clean + s.evictions_dirty;
     bool kept_ok = keep ? ts.victims_kept_mapped > 0 &&
@@ -322,25 +311,15 @@ static void kept_page_store(struct env *e)
            (unsigned long long)(end.pages_unmapped - after.pages_unmapped),
            word == 0x5107e ? "kept" : "lost", (unsigned long long)bad);
 
-    char err[256];
     struct cxlssd_model *m2 = test_policy_model(NPAGES, FRAMES,
                                                 CXLSSD_POLICY_FIFO, 0,
                                                 CXLSSD_EVICTION_SYNC, name);
     struct cxlssd_trap_config tc;
     test_trap_config(&tc, CXLSSD_DELIVERY_POLL, 1);
     tc.keep_clean_mapped = true;
-    struct cxlssd_trap *t2 = m2 ? cxlssd_trap_new(m2, e->a, e->len, &tc,
-                                                  NULL, err, sizeof(err))
-                                : NULL;
-    tap_ok(m2 && !t2 && strstr(err, "keep_clean_mapped"),
-           "keep_clean_mapped with delivery=poll refused: %s",
-           t2 ? "(accepted)" : err);
-    if (t2) {
-        cxlssd_trap_free(t2);
-    }
-    if (m2) {
-        cxlssd_model_free(m2);
-    }
+    check_refused(m2, e, &tc, "keep_clean_mapped",
+                  "keep_clean_mapped with delivery=poll refused");
+    cxlssd_model_free(m2);
 }
 
 int main(void)

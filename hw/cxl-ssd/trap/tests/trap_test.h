@@ -164,6 +164,17 @@ static inline uint64_t check_page(const unsigned char *base, uint64_t p,
     return bad;
 }
 
+/* Mismatching words of pages [0, @npages) of @base. */
+static inline uint64_t check_pages(const unsigned char *base, uint64_t npages,
+                                   uint64_t seed)
+{
+    uint64_t bad = 0;
+    for (uint64_t p = 0; p < npages; p++) {
+        bad += check_page(base, p, seed);
+    }
+    return bad;
+}
+
 static inline uint64_t rng_next(uint64_t *s)
 {
     uint64_t x = *s;
@@ -190,6 +201,46 @@ static inline int shadow_access(unsigned char *base, uint64_t p,
         return 0;
     }
     return *word != *shadow;
+}
+
+/*
+ * A shadow-checking worker: thread @id of @nthreads on @e's view A owns
+ * words id, id + nthreads, ... of every page (PG / 8 / nthreads of them)
+ * and keeps their last values in its shadow.
+ */
+struct shadow_worker {
+    struct env *e;
+    uint32_t id, nthreads;
+    uint64_t ops, bad;
+    uint64_t *shadow;   /* [page * own + k]: word id + k * nthreads */
+};
+
+/* One random access of @w (shadow_access()), counted in its ops and bad. */
+static inline void shadow_step(struct shadow_worker *w, uint64_t *rs)
+{
+    uint64_t own = PG / 8 / w->nthreads;
+    uint64_t r = rng_next(rs);
+    uint64_t p = r % w->e->npages;
+    uint64_t j = (r >> 16) % own;
+    w->bad += shadow_access(w->e->a, p, j * w->nthreads + w->id,
+                            &w->shadow[p * own + j], r, rs);
+    w->ops++;
+}
+
+/* Words of @w that view @base (A or B of its env) holds otherwise than
+ * its shadow. */
+static inline uint64_t shadow_mismatches(const unsigned char *base,
+                                         const struct shadow_worker *w)
+{
+    uint64_t own = PG / 8 / w->nthreads, bad = 0;
+    for (uint64_t p = 0; p < w->e->npages; p++) {
+        const volatile uint64_t *page =
+            (const volatile uint64_t *)(base + p * PG);
+        for (uint64_t j = 0; j < own; j++) {
+            bad += page[j * w->nthreads + w->id] != w->shadow[p * own + j];
+        }
+    }
+    return bad;
 }
 
 /* The handler wakes the faulter (UFFDIO_CONTINUE) just before it calls
@@ -246,6 +297,56 @@ static inline void test_start(struct env *e, uint64_t npages,
 }
 
 /*
+ * A trap for model @m (NULL: its creation failed) with @tc and @hooks on
+ * @e's view A.  On failure reports a failed check named @what, frees @m
+ * and returns NULL.
+ */
+static inline struct cxlssd_trap *test_trap_new(struct cxlssd_model *m,
+                                                struct env *e,
+                                                const struct cxlssd_trap_config *tc,
+                                                const struct cxlssd_trap_hooks *hooks,
+                                                const char *what)
+{
+    char err[256];
+    struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e->a, e->len, tc, hooks,
+                                                err, sizeof(err)) : NULL;
+    if (!t) {
+        tap_ok(0, "%s: trap: %s", what, m ? err : "model");
+        cxlssd_model_free(m);
+    }
+    return t;
+}
+
+/* A trap with @tc for model @m (NULL: its creation failed) must be
+ * refused with a message naming @prop: checked as @what. */
+static inline void check_refused(struct cxlssd_model *m, struct env *e,
+                                 const struct cxlssd_trap_config *tc,
+                                 const char *prop, const char *what)
+{
+    char err[256] = "model";
+    struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e->a, e->len, tc, NULL,
+                                                err, sizeof(err)) : NULL;
+    tap_ok(m && !t && strstr(err, prop), "%s: %s", what,
+           t ? "(accepted)" : err);
+    if (t) {
+        cxlssd_trap_free(t);
+    }
+}
+
+/* The end of a data-path case: the model's and the trap's statistics,
+ * then the trap freed; returns whether dirty tracking ran. */
+static inline bool finish_trap(struct cxlssd_trap *t, struct cxlssd_model *m,
+                               struct cxlssd_stats *s,
+                               struct cxlssd_trap_stats *ts)
+{
+    cxlssd_model_get_stats(m, s);
+    cxlssd_trap_get_stats(t, ts);
+    bool wp = cxlssd_trap_dirty_tracking(t);
+    cxlssd_trap_free(t);
+    return wp;
+}
+
+/*
  * A model with @frames frames (next-@prefetch prefetch) over all of @e and
  * a trap (delivery @d, one handler, @hooks or none) on view A; *@mp gets
  * the model.  On failure reports a failed check named @what and returns
@@ -263,17 +364,13 @@ static inline struct cxlssd_trap *open_trap(struct env *e,
     mc.prefetch = prefetch;
     struct cxlssd_model *m = test_model(&mc);
     struct cxlssd_trap_config tc;
-    char err[256];
     test_trap_config(&tc, d, 1);
-    struct cxlssd_trap *t = m ? cxlssd_trap_new(m, e->a, e->len, &tc, hooks,
-                                                err, sizeof(err)) : NULL;
-    if (!t) {
-        tap_ok(0, "%s (%s): trap: %s", what, cxlssd_delivery_name(d),
-               m ? err : "model");
-        cxlssd_model_free(m);
-        return NULL;
+    char name[128];
+    snprintf(name, sizeof(name), "%s (%s)", what, cxlssd_delivery_name(d));
+    struct cxlssd_trap *t = test_trap_new(m, e, &tc, hooks, name);
+    if (t) {
+        *mp = m;
     }
-    *mp = m;
     return t;
 }
 
