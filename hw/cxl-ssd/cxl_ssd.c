@@ -50,8 +50,9 @@ static bool cxl_ssd_start_uffd(CXLSSDState *s, Error **errp)
         .accel_name = s->accel,
     };
     struct cxlssd_trap_hooks hooks;
+    g_autofree char *cache_path = NULL;
     uint64_t fd_offset;
-    char err[256];
+    char err[512];
     void *media;
     int fd;
 
@@ -64,6 +65,11 @@ static bool cxl_ssd_start_uffd(CXLSSDState *s, Error **errp)
         tcfg.media_path = s->cfg.media_path;
         tcfg.media_memfd = fd;
         tcfg.media_memfd_offset = fd_offset;
+        if (s->persistent) {
+            /* the backend is the cache, and outlives QEMU with its map */
+            cache_path = cxl_ssd_backend_path(s);
+            tcfg.media_cache_path = cache_path;
+        }
     } else if (fallocate(fd, 0, fd_offset, s->media_size)) {
         /* Every page must be in the page cache before MINOR faults can
          * fire; doing it here keeps the cost off the vCPU thread at

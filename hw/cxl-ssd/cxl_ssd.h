@@ -91,6 +91,7 @@ static inline bool cxl_ssd_tlb(const CXLSSDState *s)
  * persistent) and its checks; fd and mem-path of that backend */
 bool cxl_ssd_backend_init(CXLSSDState *s, Error **errp);
 int cxl_ssd_backend_fd(CXLSSDState *s, uint64_t *fd_offset, Error **errp);
+/* The absolute path of the backend's file (g_free it); NULL if none. */
 char *cxl_ssd_backend_path(CXLSSDState *s);
 const char *cxl_ssd_capacity_name(const CXLSSDState *s);
 

@@ -146,10 +146,11 @@ int cxl_ssd_backend_fd(CXLSSDState *s, uint64_t *fd_offset, Error **errp)
 
 char *cxl_ssd_backend_path(CXLSSDState *s)
 {
-    if (!object_dynamic_cast(OBJECT(s->backend), TYPE_MEMORY_BACKEND_FILE)) {
-        return NULL;
-    }
-    return object_property_get_str(OBJECT(s->backend), "mem-path", NULL);
+    int fd = cxl_ssd_backend_shared_fd(s->backend);
+    g_autofree char *link = g_strdup_printf("/proc/self/fd/%d", fd);
+
+    /* the file's own absolute path, whatever mem-path was relative to */
+    return fd < 0 ? NULL : g_file_read_link(link, NULL);
 }
 
 const char *cxl_ssd_capacity_name(const CXLSSDState *s)

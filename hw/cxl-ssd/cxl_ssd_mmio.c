@@ -76,7 +76,8 @@ static bool cxl_ssd_mmio_media_evict(CXLSSDState *s, uint64_t page,
     int r;
 
     if (dirty || cxlssd_page_dirty(s->model, page) ||
-        cxlssd_media_stuck(m->media, page)) {
+        cxlssd_media_stuck(m->media, page) ||
+        cxlssd_media_cache_dirty(m->media, page)) {
         r = cxlssd_media_writeback(m->media, page, m->memfd,
                                    cxl_ssd_mmio_memfd_off(s, page));
         if (r < 0) {
@@ -124,11 +125,34 @@ void cxl_ssd_mmio_media_flush(CXLSSDState *s, bool drop)
         if (drop) {
             cxl_ssd_mmio_media_evict(s, p, false);
         } else if (cxlssd_page_dirty(s->model, p) ||
-                   cxlssd_media_stuck(m->media, p)) {
+                   cxlssd_media_stuck(m->media, p) ||
+                   cxlssd_media_cache_dirty(m->media, p)) {
             cxlssd_media_writeback(m->media, p, m->memfd,
                                    cxl_ssd_mmio_memfd_off(s, p));
         }
     }
+}
+
+/* The memdev as the media store's cache: a persistent device's outlives
+ * QEMU (what a crash left is written back now); a volatile one starts
+ * empty (a named file may hold an earlier run's pages). */
+static bool cxl_ssd_mmio_media_cache(CXLSSDState *s, char *err, size_t len)
+{
+    CXLSSDMmio *m = s->mmio;
+    g_autofree char *path = NULL;
+
+    if (s->persistent) {
+        path = cxl_ssd_backend_path(s);
+        return cxlssd_media_attach_cache(m->media, m->memfd, m->memfd_off,
+                                         path, err, len) == 0;
+    }
+    if (fallocate(m->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                  m->memfd_off, s->media_size) < 0) {
+        snprintf(err, len, "media=%s: cannot empty the memory backend: %s",
+                 s->cfg.media_path, strerror(errno));
+        return false;
+    }
+    return true;
 }
 
 void cxl_ssd_mmio_media_close(CXLSSDState *s)
@@ -187,7 +211,7 @@ bool cxl_ssd_mmio_init(CXLSSDState *s, Error **errp)
         .record_ab = s->cfg.record_ab,
     };
     struct cxlssd_trap_hooks hooks;
-    char err[256];
+    char err[512];
 
     s->mmio = m;
     if (s->cfg.media_path && *s->cfg.media_path) {
@@ -203,7 +227,7 @@ bool cxl_ssd_mmio_init(CXLSSDState *s, Error **errp)
         m->media = cxlssd_media_open(s->cfg.media_path, s->model,
                                      s->cfg.media_page_cache, err,
                                      sizeof(err));
-        if (!m->media) {
+        if (!m->media || !cxl_ssd_mmio_media_cache(s, err, sizeof(err))) {
             error_setg(errp, "%s", err);
             return false;
         }
@@ -321,6 +345,10 @@ static MemTxResult cxl_ssd_mmio_write(void *opaque, hwaddr addr,
     CXLSSDState *s = opaque;
 
     cxl_ssd_mmio_access(s, addr, true);
+    /* a persistent cache marks the page before the store lands */
+    cxlssd_media_note_writable(s->mmio->media,
+                               (s->mmio->dpa_base + addr) / s->cfg.page_size,
+                               1);
     stn_le_p(s->media + s->mmio->dpa_base + addr, size, data);
     return MEMTX_OK;
 }

@@ -361,6 +361,28 @@ uint64_t ftl_write_counted(struct ftl *f, uint64_t lpn, uint64_t now_ns,
     return done;
 }
 
+void ftl_place(struct ftl *f, uint64_t lpn)
+{
+    if (lpn >= f->logical_pages) {
+        return;
+    }
+    pthread_mutex_lock(&f->lock);
+    for (uint32_t tries = 0; tries < f->luns; tries++) {
+        uint32_t lun = f->cursor;
+        f->cursor = lun + 1 == f->luns ? 0 : lun + 1;
+        cxlssd_ppa ppa = lun_alloc(f, lun, false);
+        if (ppa != FTL_NONE) {
+            cxlssd_ppa old = l2p_get(f, lpn);
+            if (old != FTL_NONE) {
+                invalidate(f, old);
+            }
+            map(f, (uint32_t)lpn, ppa);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&f->lock);
+}
+
 void ftl_prefetch(const struct ftl *f, uint64_t lpn)
 {
     if (lpn < f->logical_pages) {

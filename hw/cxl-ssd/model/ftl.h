@@ -49,6 +49,13 @@ void ftl_prefetch(const struct ftl *f, uint64_t lpn);
 
 /* Current physical location of @lpn, or UINT32_MAX if never written. */
 cxlssd_ppa ftl_lookup(struct ftl *f, uint64_t lpn);
+/*
+ * Map @lpn as a write would place it, without its NAND program, counters
+ * or GC: for rebuilding an FTL whose state was lost (an unclean media
+ * file) from the pages that hold data, as if they had been written in
+ * order.  The FTL must be fresh (placement never needs GC then).
+ */
+void ftl_place(struct ftl *f, uint64_t lpn);
 
 void ftl_get_stats(struct ftl *f, struct ftl_stats *out);
 /* Write amplification = nand_writes / host_writes (1.0 when no writes). */

@@ -19,7 +19,10 @@
  * State: the header says "open" from start-up until a clean close rewrote
  * the metadata and then the header ("clean").  A file found open (QEMU was
  * killed) keeps its data; the written-page bitmap is rebuilt from the
- * file's allocated extents and the FTL starts empty (its counters from 0).
+ * file's allocated extents and the FTL maps those pages as a fill in page
+ * order would (ftl_place(): as full as the data; wear, GC history and
+ * counters from 0).  A persistent device's cache, if any, is written back
+ * next (cxlssd_media_attach_cache()).
  *
  * The cache side (which pages are in host memory) is the caller's: the
  * trap fills the memfd page of a miss from here (fill) and writes a dirty
@@ -51,6 +54,10 @@ struct cxlssd_media_stats {
     uint64_t file_allocated_bytes;  /* st_blocks * 512 of the file */
     bool restored;              /* FTL state came from a clean shutdown */
     bool recovered;             /* the file was found open (unclean) */
+    uint64_t cache_recovered;   /* dirty pages a crash left in a persistent
+                                 * cache, written back at the start */
+    uint64_t cache_lost;        /* dirty map bits whose page the cache file
+                                 * no longer held (a host reboot) */
 };
 
 /*
@@ -104,6 +111,31 @@ int cxlssd_media_writeback(struct cxlssd_media *md, uint64_t page, int memfd,
 void cxlssd_media_defer_drop(struct cxlssd_media *md, uint64_t page);
 bool cxlssd_media_claim_drop(struct cxlssd_media *md, uint64_t page);
 void cxlssd_media_drop_done(struct cxlssd_media *md, uint64_t page);
+
+/*
+ * A persistent device's cache (persistent-memdev with media=PATH): the
+ * memfd is a named file that outlives QEMU (@cache_path, on tmpfs), and a
+ * dirty map next to it (@cache_path.dirty, media_dirty.h) marks the pages
+ * its copy may hold newer data for.  Attach at start-up, before any miss:
+ * every marked page the cache file holds is written back (what a SIGKILL
+ * left), the file is synced, then the cache and the map are emptied.
+ * From then on the embedder calls note_writable() before a page can be
+ * written in the cache (mapped writable, write protection cleared, a
+ * store through another mapping) and a writeback clears the page's mark.
+ * 0, or -1 with a message in @err (a map of another media or cache file,
+ * or dirty pages that could not be written back: they stay in the cache
+ * and the map for the next start).
+ */
+int cxlssd_media_attach_cache(struct cxlssd_media *md, int memfd,
+                              uint64_t memfd_off, const char *cache_path,
+                              char *err, size_t errlen);
+/* Pages [@page, @page + @n) may be written in the cache from now on.
+ * Nothing without an attached cache.  Async-signal-safe. */
+void cxlssd_media_note_writable(struct cxlssd_media *md, uint64_t page,
+                                uint64_t n);
+/* Whether the cache's copy of @page may be newer than the file's (its
+ * mark is set); false without an attached cache. */
+bool cxlssd_media_cache_dirty(const struct cxlssd_media *md, uint64_t page);
 
 /* Whether @page must be written back on eviction even if clean (its data
  * is only in the memfd after a failed writeback). */

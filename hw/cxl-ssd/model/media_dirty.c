@@ -25,8 +25,7 @@ struct dirty_header {
     char magic[8];
     uint32_t version;
     uint32_t pad;
-    uint64_t media_id;
-    uint64_t pages;
+    struct media_dirty_owner owner;
 };
 
 struct media_dirty {
@@ -47,9 +46,9 @@ static int header_rw(int fd, struct dirty_header *h, bool write)
     return n == (ssize_t)sizeof(*h) ? 0 : -1;
 }
 
-struct media_dirty *media_dirty_open(const char *path, uint64_t media_id,
-                                     uint64_t pages, bool *found,
-                                     char *err, size_t errlen)
+struct media_dirty *media_dirty_open(const char *path,
+                                     const struct media_dirty_owner *owner,
+                                     bool *found, char *err, size_t errlen)
 {
     struct media_dirty *d = calloc(1, sizeof(*d));
     struct dirty_header h;
@@ -59,7 +58,7 @@ struct media_dirty *media_dirty_open(const char *path, uint64_t media_id,
         snprintf(err, errlen, "%s: out of memory", path);
         return NULL;
     }
-    d->words = (pages + 63) / 64;
+    d->words = (owner->pages + 63) / 64;
     d->map_len = map_len_of(d->words);
     d->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (d->fd < 0 || fstat(d->fd, &st) < 0) {
@@ -75,21 +74,31 @@ struct media_dirty *media_dirty_open(const char *path, uint64_t media_id,
                      "(or name another persistent-memdev file)", path);
             goto fail;
         }
-        if (h.media_id != media_id || h.pages != pages) {
+        if (h.owner.media_id != owner->media_id ||
+            h.owner.pages != owner->pages) {
             snprintf(err, errlen, "%s: the dirty map of another media file "
                      "(id %016" PRIx64 ", %" PRIu64 " pages; this one: id "
                      "%016" PRIx64 ", %" PRIu64 " pages): start with that "
                      "media file to write its cached pages back, or remove "
                      "the cache file and %s to discard them", path,
-                     h.media_id, h.pages, media_id, pages, path);
+                     h.owner.media_id, h.owner.pages, owner->media_id,
+                     owner->pages, path);
+            goto fail;
+        }
+        if (h.owner.cache_dev != owner->cache_dev ||
+            h.owner.cache_ino != owner->cache_ino) {
+            snprintf(err, errlen, "%s: the dirty map of another cache file "
+                     "(inode %" PRIu64 ", this one %" PRIu64 "): the pages "
+                     "it marks are not in this file; remove %s to discard "
+                     "them", path, h.owner.cache_ino, owner->cache_ino,
+                     path);
             goto fail;
         }
     } else {
         memset(&h, 0, sizeof(h));
         memcpy(h.magic, DIRTY_MAGIC, 8);
         h.version = DIRTY_VERSION;
-        h.media_id = media_id;
-        h.pages = pages;
+        h.owner = *owner;
         if (ftruncate(d->fd, (off_t)(DIRTY_HDR + d->map_len)) < 0 ||
             header_rw(d->fd, &h, true) < 0) {
             snprintf(err, errlen, "%s: cannot create the dirty map: %s",

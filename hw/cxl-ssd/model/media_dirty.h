@@ -9,8 +9,8 @@
  * kernel's, so the map outlives a SIGKILL of QEMU exactly as the cache
  * file does, and dies with it at a host reboot.
  *
- * Layout: a 4 KiB header (magic, version, the media file's id, pages),
- * then the bitmap.  Userspace only; the kernel module has no media store.
+ * Layout: a 4 KiB header (magic, version, the media file's id, the cache
+ * file's device and inode, pages), then the bitmap.  Userspace only; the kernel module has no media store.
  */
 #ifndef CXLSSD_MODEL_MEDIA_DIRTY_H
 #define CXLSSD_MODEL_MEDIA_DIRTY_H
@@ -21,16 +21,23 @@
 
 struct media_dirty;
 
+/* What a map belongs to: the media file and the cache file. */
+struct media_dirty_owner {
+    uint64_t media_id;          /* the media file's header id */
+    uint64_t cache_dev, cache_ino;
+    uint64_t pages;
+};
+
 /*
- * Open (or create) @path for @pages pages of the media file whose id is
- * @media_id.  A map left by another media file (other id or size) is
- * refused, naming @path, so its dirty pages are never written into the
- * wrong file.  Sets *@found: the map existed (its bits are a dirty set
- * to recover).  NULL with a message in @err.
+ * Open (or create) @path for @owner.  A map left for another media or
+ * cache file is refused, naming @path, so dirty pages are never written
+ * into the wrong file or taken from the wrong cache.  Sets *@found: the
+ * map existed (its bits are a dirty set to recover).  NULL with a message
+ * in @err.
  */
-struct media_dirty *media_dirty_open(const char *path, uint64_t media_id,
-                                     uint64_t pages, bool *found,
-                                     char *err, size_t errlen);
+struct media_dirty *media_dirty_open(const char *path,
+                                     const struct media_dirty_owner *owner,
+                                     bool *found, char *err, size_t errlen);
 void media_dirty_close(struct media_dirty *d);
 
 /* Set the bits of pages [@page, @page + @n).  Async-signal-safe. */

@@ -281,6 +281,9 @@ void media_rebuild_written(struct cxlssd_media *md)
         for (uint64_t p = ((uint64_t)d - base) / md->page_size;
              p < (stop - base + md->page_size - 1) / md->page_size; p++) {
             bit_set(md->written, p);
+            /* the FTL as a fill in page order would have left it: the
+             * device is as full as its data (wear and counters from 0) */
+            ftl_place(md->ftl, p);
         }
         pos = stop;
     }

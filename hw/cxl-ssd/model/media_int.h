@@ -10,6 +10,8 @@
  *   media_flusher.c    media-page-cache=off: the thread that writes
  *                      written-back pages to disk and drops them
  *   media_footprint.c  host memory the model's metadata occupies
+ *   media_cache.c      a persistent device's cache: its dirty map, the
+ *                      writeback of what a crash left in it
  *
  * The written-page and stuck-page bitmaps are lazy arrays at one bit per
  * page, only ever set bit by bit, so for a large device only the 4 KiB
@@ -49,6 +51,10 @@ struct media_header {
     uint32_t state;
     uint32_t pad;
     uint64_t clean_closes;
+    uint64_t id;                /* random, at creation: binds the cache's
+                                 * dirty map to this file (media_cache.c);
+                                 * 0 in files written before it, which get
+                                 * one at their next open */
 };
 
 struct cxlssd_media {
@@ -77,6 +83,9 @@ struct cxlssd_media {
     pthread_t fl_thread;
     bool restored, recovered;
     bool page_cache;
+    /* a persistent device's cache (media_cache.c), else NULL */
+    struct media_dirty *dirty;
+    uint64_t st_cache_recovered, st_cache_lost;
 };
 
 static inline bool bit_get(_Atomic uint64_t *map, uint64_t i)
@@ -129,7 +138,7 @@ int media_header_write(struct cxlssd_media *md, uint32_t state);
 int media_load_meta(struct cxlssd_media *md);
 int media_save_meta(struct cxlssd_media *md);
 /* An unclean file: a page has data iff the data region is allocated
- * there (sets md->written). */
+ * there (sets md->written, and maps those pages in the fresh FTL). */
 void media_rebuild_written(struct cxlssd_media *md);
 
 /* ---- media_flusher.c ---- */

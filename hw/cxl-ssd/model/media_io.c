@@ -5,6 +5,7 @@
  * allocation, no locks (the SIGBUS handler serves misses too).
  */
 #include "media_int.h"
+#include "media_dirty.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -157,6 +158,10 @@ int cxlssd_media_writeback(struct cxlssd_media *md, uint64_t page, int memfd,
         atomic_fetch_sub_explicit(&md->st_stuck, 1, memory_order_relaxed);
     }
     atomic_fetch_add_explicit(&md->st_writebacks, 1, memory_order_relaxed);
+    if (md->dirty) {
+        /* the file has it now (its page cache outlives the process) */
+        media_dirty_clear(md->dirty, page);
+    }
     if (!md->page_cache) {
         media_flush_queue(md, dst);
     }

@@ -12,10 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lazy_array.h"
+#include "media_dirty.h"
 #include "model.h"
 
 static uint64_t popcount_map(_Atomic uint64_t *map, uint64_t words)
@@ -28,9 +31,23 @@ static uint64_t popcount_map(_Atomic uint64_t *map, uint64_t words)
     return n;
 }
 
+/* A file's id: random, never 0 (0 means "none yet"). */
+static uint64_t new_id(void)
+{
+    uint64_t id = 0;
+    if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        id = (uint64_t)ts.tv_sec * 1000000007u ^ (uint64_t)ts.tv_nsec ^
+             ((uint64_t)getpid() << 40);
+    }
+    return id ? id : 1;
+}
+
 static void media_free(struct cxlssd_media *md)
 {
     media_flusher_stop(md);
+    media_dirty_close(md->dirty);
     if (md->fd >= 0) {
         close(md->fd);
     }
@@ -108,6 +125,7 @@ struct cxlssd_media *cxlssd_media_open(const char *path,
             return NULL;
         }
         md->hdr.clean_closes = f.clean_closes;
+        md->hdr.id = f.id;
         if (f.state == MEDIA_CLEAN) {
             r = media_load_meta(md);
             if (r < 0) {
@@ -122,6 +140,9 @@ struct cxlssd_media *cxlssd_media_open(const char *path,
             media_rebuild_written(md);
             md->recovered = true;
         }
+    }
+    if (!md->hdr.id) {
+        md->hdr.id = new_id();
     }
     /* From here until a clean close the file is "open". */
     int r = media_header_write(md, MEDIA_OPEN);
@@ -217,4 +238,6 @@ void cxlssd_media_get_stats(const struct cxlssd_media *md,
     }
     out->restored = md->restored;
     out->recovered = md->recovered;
+    out->cache_recovered = md->st_cache_recovered;
+    out->cache_lost = md->st_cache_lost;
 }

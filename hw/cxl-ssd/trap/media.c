@@ -55,7 +55,30 @@ int trap_media_open(struct cxlssd_trap *t, char *err, size_t errlen)
     t->media = cxlssd_media_open(t->cfg.media_path, t->model,
                                  cxlssd_model_config(t->model)->
                                      media_page_cache, err, errlen);
-    return t->media ? 0 : -1;
+    if (!t->media) {
+        return -1;
+    }
+    if (t->cfg.media_cache_path && *t->cfg.media_cache_path) {
+        t->media_cache_path = strdup(t->cfg.media_cache_path);
+        t->cfg.media_cache_path = t->media_cache_path;
+        return cxlssd_media_attach_cache(t->media, t->memfd, t->memfd_off,
+                                         t->media_cache_path, err, errlen);
+    }
+    /* a named memfd may hold pages of an earlier run: the cache starts
+     * empty (a hole is a non-resident page) */
+    if (fallocate(t->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                  (off_t)t->memfd_off, (off_t)t->len) < 0) {
+        snprintf(err, errlen, "media=%s: cannot empty the memory backend: "
+                 "%s", t->cfg.media_path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+void trap_media_note_writable(struct cxlssd_trap *t, uint64_t page,
+                              uint64_t n)
+{
+    cxlssd_media_note_writable(t->media, page, n);
 }
 
 void trap_media_fill(struct cxlssd_trap *t, uint64_t page)
@@ -83,8 +106,10 @@ static bool write_back(struct cxlssd_trap *t, uint64_t page, bool dirty)
 {
     bool stuck = cxlssd_media_stuck(t->media, page);
     /* the victim's bit now, after its unmap: a write may have landed
-     * since it was chosen clean (model.c, cxlssd_mark_dirty) */
-    dirty = dirty || cxlssd_page_dirty(t->model, page);
+     * since it was chosen clean (model.c, cxlssd_mark_dirty); and a
+     * persistent cache's mark (any page mapped writable) */
+    dirty = dirty || cxlssd_page_dirty(t->model, page) ||
+            cxlssd_media_cache_dirty(t->media, page);
     if (!dirty && t->wp && !stuck) {
         return true;    /* clean: the file has it (or it is all zeros) */
     }

@@ -118,6 +118,8 @@ void cxlssd_trap_access(struct cxlssd_trap *t, uint64_t offset,
         }
         if (cxlssd_page_state(t->model, page) == CXLSSD_CACHED) {
             if (write) {
+                /* the caller stores through another mapping */
+                trap_media_note_writable(t, page, 1);
                 cxlssd_mark_dirty(t->model, page);
             }
             continue;

@@ -143,6 +143,7 @@ static void trap_destroy(struct cxlssd_trap *t)
     free(t->mode_name);
     free(t->accel_name);
     free(t->media_path);
+    free(t->media_cache_path);
     free(t);
 }
 

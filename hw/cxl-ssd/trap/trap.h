@@ -175,6 +175,15 @@ struct cxlssd_trap_config {
     const char *media_path;
     int media_memfd;            /* the memfd mapped at @base ... */
     uint64_t media_memfd_offset;    /* ... from this byte of it */
+    /*
+     * With a media store: NULL or "" for a volatile device (the memfd's
+     * pages from any earlier use are dropped at start-up); else the path
+     * of the memfd, a named file on tmpfs that outlives the process, as
+     * a persistent device's cache: the store keeps a crash-consistent map
+     * of its dirty pages next to it and writes back what a crash left
+     * before the trap starts (cxlssd_media_attach_cache(), model/media.h).
+     */
+    const char *media_cache_path;
 };
 
 struct cxlssd_trap;
@@ -263,6 +272,10 @@ struct cxlssd_trap_stats {
     uint64_t media_file_allocated_bytes;
     uint64_t media_restored;    /* 1: FTL state from a clean shutdown */
     uint64_t media_recovered;   /* 1: file found unclean (SIGKILL) */
+    uint64_t media_cache_recovered; /* persistent cache: pages a crash
+                                     * left, written back at the start */
+    uint64_t media_cache_lost;  /* persistent cache: marked pages the
+                                 * cache file no longer held */
     uint64_t metadata_bytes;    /* model + media metadata in host memory */
     uint64_t metadata_bytes_per_touched_page;   /* rounded */
 };

@@ -81,6 +81,11 @@ int trap_parse_cpus(const char *list, int *cpus, int max, char *err,
 
 /* ---- media.c: the media store behind the memfd (trap.h) ---- */
 int trap_media_open(struct cxlssd_trap *t, char *err, size_t errlen);
+/* Pages [@page, @page + @n) become writable in the memfd: a persistent
+ * cache marks them first (model/media.h).  Async-signal-safe. */
+void trap_media_note_writable(struct cxlssd_trap *t, uint64_t page,
+                              uint64_t n);
+
 /* Write back every dirty cached page; @drop: punch them out of the memfd
  * too (reset).  Only while no fill or eviction runs. */
 void trap_media_flush(struct cxlssd_trap *t, bool drop);
@@ -233,6 +238,7 @@ struct cxlssd_trap {
     /* media store (cfg.media_path set); NULL otherwise */
     struct cxlssd_media *media;
     char *media_path;
+    char *media_cache_path;     /* persistent cache (trap.h), or NULL */
     int memfd;
     uint64_t memfd_off;
     _Atomic uint64_t media_failures;    /* writebacks that failed */

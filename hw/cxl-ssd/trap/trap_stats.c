@@ -20,6 +20,8 @@ void cxlssd_trap_stats_set_media(struct cxlssd_trap_stats *out,
     out->media_file_allocated_bytes = ms->file_allocated_bytes;
     out->media_restored = ms->restored;
     out->media_recovered = ms->recovered;
+    out->media_cache_recovered = ms->cache_recovered;
+    out->media_cache_lost = ms->cache_lost;
     out->metadata_bytes = metadata_bytes;
     if (ms->touched_pages) {
         out->metadata_bytes_per_touched_page =

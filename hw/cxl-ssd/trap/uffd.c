@@ -293,6 +293,9 @@ int trap_uffd_continue(struct cxlssd_trap *t, uint64_t page, uint64_t n,
     c.range.start = (uint64_t)(uintptr_t)(t->base + page * t->page_size);
     c.range.len = n * t->page_size;
     c.mode = (wp && t->wp) ? UFFDIO_CONTINUE_MODE_WP : 0;
+    if (!(c.mode & UFFDIO_CONTINUE_MODE_WP)) {
+        trap_media_note_writable(t, page, n);   /* before any store */
+    }
     if (t->sigbus || trap_in_access_path()) {
         c.mode |= UFFDIO_CONTINUE_MODE_DONTWAKE;    /* nobody to wake */
     }
@@ -342,6 +345,7 @@ void trap_uffd_unprotect(struct cxlssd_trap *t, uint64_t page)
     wp.mode = t->sigbus || trap_in_access_path()
               ? UFFDIO_WRITEPROTECT_MODE_DONTWAKE
               : 0;    /* clear WP and wake */
+    trap_media_note_writable(t, page, 1);       /* before any store */
     if (ioctl(t->uffd, UFFDIO_WRITEPROTECT, &wp) < 0) {
         trap_uffd_wake(t, page, 1);
     }
