@@ -111,6 +111,7 @@ cxl_args() {
         rps+=(-device "cxl-rp,port=$i,bus=cxl.1,id=root_port$((13 + i)),chassis=0,slot=$((2 + i))")
         devs+=(-device "$spec,bus=root_port$((13 + i)),$capacity,id=cxl-vmem$i")
     done
+    [ "$devices" -gt 0 ] || return 0    # an NVDIMM-only boot
     # The window must hold every device's region (4G: the historical size).
     per=$(bytes "$mem_size")
     win=$(( (devices * per + (256 << 20) - 1) / (256 << 20) * 256 ))

@@ -35,3 +35,13 @@ $(CRASH_TEST_ASAN): $(CRASH_DIR)/test_crash_record.c $(CRASH_RECORD) $(TOP)/test
 	    $(CRASH_DIR)/test_crash_record.c $(CRASH_DIR)/crash_record.c
 UNIT_TESTS += $(CRASH_TEST)
 SANITIZER_TESTS += $(CRASH_TEST_ASAN)
+
+# make bench-crash: >= 20 kills over three persistent devices with
+# media=PATH, 16 MiB caches over 512 MiB each, 6 s of writing per round
+# (several times the caches: writebacks under way at every kill); about
+# 25-40 minutes here.  CRASH_KILLS, CRASH_ARGS override.
+CRASH_KILLS ?= 20
+CRASH_ARGS ?= --media --cache-size 16M --log-size 384M --write-s 6
+bench-crash: $(QEMU) guest-pmem-image $(CRASH_WRITER)
+	$(CRASH_DIR)/crash-run --kills $(CRASH_KILLS) $(CRASH_ARGS) \
+	    --out $(TOP)/results/bench-crash-$$(date -u +%Y%m%dT%H%M%SZ)
