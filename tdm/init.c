@@ -17,6 +17,7 @@ void tdm_proc_init(void);
 enum tdm_flush_kind tdm_flush_in_use;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+static char stats_path[4096];
 static bool enabled;
 static _Thread_local int depth __attribute__((tls_model("initial-exec")));
 
@@ -52,6 +53,15 @@ static void init_once(void)
                  tdm_flush_supported(TDM_FLUSH_CLFLUSHOPT) ? " clflushopt" : "",
                  tdm_flush_supported(TDM_FLUSH_CLFLUSH) ? " clflush" : "");
         fail(err);
+    }
+    /* a relative TDM_STATS names a file in the directory the program
+     * started in, wherever it is at exit */
+    if (tdm_cfg.stats_path && tdm_cfg.stats_path[0] != '/' &&
+        strlen(tdm_cfg.stats_path) + 2 < sizeof(stats_path) &&
+        getcwd(stats_path, sizeof(stats_path) - strlen(tdm_cfg.stats_path) - 1)) {
+        strcat(stats_path, "/");
+        strcat(stats_path, tdm_cfg.stats_path);
+        tdm_cfg.stats_path = stats_path;
     }
     tdm_safecopy_install();
     tdm_proc_init();

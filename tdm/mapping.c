@@ -13,14 +13,8 @@
 
 #include "config.h"
 #include "core.h"
+#include "mapsync.h"
 #include "real.h"
-
-#ifndef MAP_SHARED_VALIDATE
-#define MAP_SHARED_VALIDATE 0x03
-#endif
-#ifndef MAP_SYNC
-#define MAP_SYNC 0x80000
-#endif
 
 #define MiB (1024ull * 1024)
 #define RESERVE_MIN (64 * MiB)

@@ -193,12 +193,14 @@ static int keep_begin(struct kept *k, int fd, bool uses, struct tdm_desc *other)
     return tdm_real.lseek(fd, k->d->offset, SEEK_SET) < 0 ? -1 : 0;
 }
 
-static void keep_end(struct kept *k, bool wrote)
+/* after the call (@r its result; @wrote: this side was written) */
+static void keep_end(struct kept *k, bool wrote, ssize_t r)
 {
     if (!k->d) {
         return;
     }
     int e = errno;
+    tdm_stats_io(k->d->inode->stats, wrote, 0, r);
     if (k->locked) {
         off_t pos = tdm_real.lseek(k->fd, 0, SEEK_CUR);
         if (pos >= 0 && !atomic_load(&k->d->kernel_offset)) {
@@ -206,7 +208,7 @@ static void keep_end(struct kept *k, bool wrote)
         }
         tdm_desc_unlock(k->d, k->cs);
     }
-    if (wrote) {
+    if (wrote && r > 0) {
         tdm_size_kernel_wrote(k->d->inode, -1);
     }
     tdm_desc_put(k->d);
@@ -243,33 +245,37 @@ ssize_t tdm_sendfile(int out, int in, off_t *off, size_t n)
     if (!keep_pair(&ki, in, off == NULL, &ko, out, true)) {
         r = tdm_real.sendfile(out, in, off, n);
     }
-    keep_end(&ki, false);
-    keep_end(&ko, r > 0);
+    keep_end(&ki, false, r);
+    keep_end(&ko, true, r);
+    return r;
+}
+
+/* copy_file_range and splice: an offset pointer per side, NULL = the
+ * description's */
+static ssize_t copy_call(ssize_t (*call)(int, off_t *, int, off_t *, size_t,
+                                         unsigned),
+                         int in, off_t *in_off, int out, off_t *out_off,
+                         size_t n, unsigned flags)
+{
+    struct kept ki, ko;
+    ssize_t r = -1;
+    if (!keep_pair(&ki, in, in_off == NULL, &ko, out, out_off == NULL)) {
+        r = call(in, in_off, out, out_off, n, flags);
+    }
+    keep_end(&ki, false, r);
+    keep_end(&ko, true, r);
     return r;
 }
 
 ssize_t tdm_copy_file_range(int in, off_t *in_off, int out, off_t *out_off,
                             size_t n, unsigned flags)
 {
-    struct kept ki, ko;
-    ssize_t r = -1;
-    if (!keep_pair(&ki, in, in_off == NULL, &ko, out, out_off == NULL)) {
-        r = tdm_real.copy_file_range(in, in_off, out, out_off, n, flags);
-    }
-    keep_end(&ki, false);
-    keep_end(&ko, r > 0);
-    return r;
+    return copy_call(tdm_real.copy_file_range, in, in_off, out, out_off, n,
+                     flags);
 }
 
 ssize_t tdm_splice(int in, off_t *in_off, int out, off_t *out_off, size_t n,
                    unsigned flags)
 {
-    struct kept ki, ko;
-    ssize_t r = -1;
-    if (!keep_pair(&ki, in, in_off == NULL, &ko, out, out_off == NULL)) {
-        r = tdm_real.splice(in, in_off, out, out_off, n, flags);
-    }
-    keep_end(&ki, false);
-    keep_end(&ko, r > 0);
-    return r;
+    return copy_call(tdm_real.splice, in, in_off, out, out_off, n, flags);
 }

@@ -93,20 +93,28 @@ static char **gather(const char *arg0, va_list ap, char ***envp)
     return argv;
 }
 
+/* execv, execvp or execve (@envp) of a gathered argv, which it frees */
+static int exec_gathered(const char *path, char **argv, bool search,
+                         char **envp)
+{
+    if (!argv) {
+        return -1;
+    }
+    int r = envp ? execve(path, argv, envp)
+            : search ? execvp(path, argv) : execv(path, argv);
+    int e = errno;
+    free(argv);
+    errno = e;
+    return r;
+}
+
 EXPORT int execl(const char *path, const char *arg0, ...)
 {
     va_list ap;
     va_start(ap, arg0);
     char **argv = gather(arg0, ap, NULL);
     va_end(ap);
-    if (!argv) {
-        return -1;
-    }
-    int r = execv(path, argv);
-    int e = errno;
-    free(argv);
-    errno = e;
-    return r;
+    return exec_gathered(path, argv, false, NULL);
 }
 
 EXPORT int execlp(const char *file, const char *arg0, ...)
@@ -115,31 +123,17 @@ EXPORT int execlp(const char *file, const char *arg0, ...)
     va_start(ap, arg0);
     char **argv = gather(arg0, ap, NULL);
     va_end(ap);
-    if (!argv) {
-        return -1;
-    }
-    int r = execvp(file, argv);
-    int e = errno;
-    free(argv);
-    errno = e;
-    return r;
+    return exec_gathered(file, argv, true, NULL);
 }
 
 EXPORT int execle(const char *path, const char *arg0, ...)
 {
     va_list ap;
-    char **envp;
+    char **envp = NULL;
     va_start(ap, arg0);
     char **argv = gather(arg0, ap, &envp);
     va_end(ap);
-    if (!argv) {
-        return -1;
-    }
-    int r = execve(path, argv, envp);
-    int e = errno;
-    free(argv);
-    errno = e;
-    return r;
+    return exec_gathered(path, argv, false, envp ? envp : (char *[]) { NULL });
 }
 
 EXPORT int posix_spawn(pid_t *pid, const char *path,

@@ -81,6 +81,10 @@ static void give_all_inherited(bool all)
 void tdm_before_exec(void)
 {
     give_all_inherited(false);
+    /* the image that counted them is about to go: its rows now (a failed
+     * exec counts on from zero) */
+    tdm_write_stats();
+    tdm_stats_reset();
 }
 
 void tdm_before_spawn(bool all)

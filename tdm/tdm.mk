@@ -9,13 +9,17 @@
 #                                   test checks
 #   $(BUILD)/tdm-{asan,tsan}/tdm_ops  tdm_ops with the layer linked in
 #                                   (no LD_PRELOAD), under the sanitizers
-#   $(BUILD)/tdm/test_tdm_units     TAP: settings, policy, flush, stats
+#   $(BUILD)/tdm-direct/test_tdm_units  TAP: the layer's parts on their own
+#                                   (and tdm-{asan,tsan}/test_tdm_units-*)
 #   $(BUILD)/tdm/test-tdm-*         TAP wrappers of tdm/tests/test-tdm-*
+#   $(BUILD)/tdm-{asan,tsan}/test-tdm-semantics-direct  the same with
+#                                   the sanitizer builds of tdm_ops
 #
 # The plain tests are in UNIT_TESTS, the sanitizer builds in
 # SANITIZER_TESTS; `make tdm-tests` builds them, `make test-tdm` runs them.
 # tdm/guest/test-tdm-dax runs the semantics test on a DAX filesystem in
-# the guest (it needs libtdm.so, tdm_ops and tdm_scenarios there).
+# the guest (it needs libtdm.so, tdm_ops, tdm_scenarios and
+# tdm/tests/semantics.sh there: tdm/README.md "Tests").
 
 TDM_DIR := $(TOP)/tdm
 TDM_ENGINE := calls config fdops fdtable files init mapping meta persist \
@@ -44,21 +48,24 @@ $(eval $(call tdm_objs,tdm-direct,TDM_NOFLAGS,real_direct))
 $(TDM_LIB): $(tdm_TDM_OBJS)
 	$(CC) -shared -Wl,-z,defs -Wl,-soname,libtdm.so $^ -ldl -pthread -o $@
 
-# the test programs: $(1) = build subdirectory, $(2) = flags, $(3) = the
-# calls they make (ops_libc: libc's names; ops_engine: the layer's entry
-# points), $(4) = objects linked in
+# the test programs, compiled and linked in one command (so they name
+# every header as a prerequisite): $(1) = build subdirectory, $(2) = flags,
+# $(3) = the calls they make (ops_libc: libc's names; ops_engine: the
+# layer's entry points), $(4) = objects linked in
 TDM_OPS_SRCS := tdm_ops ops_random ops_threads ops_procs
+TDM_HEADERS := $(wildcard $(TDM_DIR)/*.h $(TDM_TEST_DIR)/*.h)
+TDM_PROG_CFLAGS := $(filter-out -MMD -MP,$(TDM_CFLAGS)) -I$(TDM_DIR)
 define tdm_prog
-$$(BUILD)/$(1)/tdm_ops: $$(patsubst %,$$(TDM_TEST_DIR)/%.c,$$(TDM_OPS_SRCS) $(3)) $(4)
+$$(BUILD)/$(1)/tdm_ops: $$(patsubst %,$$(TDM_TEST_DIR)/%.c,$$(TDM_OPS_SRCS) $(3)) \
+    $$(TDM_HEADERS) $(4)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(TDM_CFLAGS) $$($(2)) -I$$(TDM_DIR) -MF $$@.d \
-	    $$(filter %.c,$$^) $(4) $$($(2)) $$(PROJECT_LDLIBS) -o $$@
+	$$(CC) $$(TDM_PROG_CFLAGS) $$($(2)) $$(filter %.c,$$^) $(4) $$($(2)) \
+	    $$(PROJECT_LDLIBS) -o $$@
 $$(BUILD)/$(1)/tdm_scenarios: $$(TDM_TEST_DIR)/tdm_scenarios.c \
-    $$(TDM_TEST_DIR)/$(3).c $(4)
+    $$(TDM_TEST_DIR)/$(3).c $$(TDM_HEADERS) $(4)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(TDM_CFLAGS) $$($(2)) -I$$(TDM_DIR) -MF $$@.d \
-	    $$(filter %.c,$$^) $(4) $$($(2)) $$(PROJECT_LDLIBS) -o $$@
--include $$(BUILD)/$(1)/tdm_ops.d $$(BUILD)/$(1)/tdm_scenarios.d
+	$$(CC) $$(TDM_PROG_CFLAGS) $$($(2)) $$(filter %.c,$$^) $(4) $$($(2)) \
+	    $$(PROJECT_LDLIBS) -o $$@
 endef
 
 $(eval $(call tdm_prog,tdm,TDM_NOFLAGS,ops_libc,))
@@ -92,7 +99,7 @@ $(BUILD)/tdm/test-tdm-semantics: $(TDM_TEST_DIR)/test-tdm-semantics \
 	chmod +x $@
 
 $(BUILD)/tdm/test-tdm-stats: $(TDM_TEST_DIR)/test-tdm-stats \
-    $(TDM_TEST_DIR)/semantics.sh $(TDM_PLAIN_PROGS)
+    $(TDM_TEST_DIR)/semantics.sh $(TDM_DIR)/guest/test-tdm-dax $(TDM_PLAIN_PROGS)
 	printf '#!/bin/sh\n%s exec "%s" "$$@"\n' '$(TDM_ENV)' "$<" >$@
 	chmod +x $@
 

@@ -22,14 +22,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "mapsync.h"
 #include "ops.h"
-
-#ifndef MAP_SHARED_VALIDATE
-#define MAP_SHARED_VALIDATE 0x03
-#endif
-#ifndef MAP_SYNC
-#define MAP_SYNC 0x80000
-#endif
 
 #define KiB 1024l
 #define MiB (1024 * KiB)
