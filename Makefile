@@ -40,6 +40,7 @@ include hw/cxl-ssd/trap/trap.mk
 include qemu-patches/qemu.mk
 include vm-images/guest.mk
 include hw/cxl-ssd/kmod/kmod.mk
+include tdm/tdm.mk
 # MIO and the native tool first: other fragments name their programs as
 # prerequisites, and make expands a rule's prerequisites as it reads it
 BENCH_FIRST_MK := bench/bench.mk bench/native/native.mk

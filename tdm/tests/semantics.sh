@@ -1,0 +1,63 @@
+# Helpers of the layer's tests (tdm/tests/test-tdm-*, tdm/guest/test-tdm-dax):
+# POSIX sh, busybox's included.  The caller defines the TAP functions ok
+# STATUS WHAT and diag (tests/tap.sh's), and sets TDM_LIB and TDM_OPS (and
+# TDM_OPS_DIRECT for a program with the layer linked in).
+
+# tdm_compare WHAT DIR SEED [VAR=VALUE...]: tdm_ops on an empty DIR/plain
+# without the layer, and on DIR/layer with it (LD_PRELOAD=$TDM_LIB, or
+# $TDM_OPS_DIRECT) and the variables given; one TAP line saying whether
+# the traces match byte for byte.  The layered run's statistics land in
+# DIR/stats.csv; TDM_COMPARED adds up the calls compared.  TDM_OPS_ARGS:
+# more arguments for tdm_ops (--calls N).
+TDM_COMPARED=0
+tdm_compare() {
+    what=$1 dir=$2 seed=$3
+    shift 3
+    rm -rf "$dir/plain" "$dir/layer" "$dir/stats.csv"
+    mkdir -p "$dir/plain" "$dir/layer"
+    # shellcheck disable=SC2086 # TDM_OPS_ARGS: words
+    "$TDM_OPS" ${TDM_OPS_ARGS:-} --seed "$seed" --trace "$dir/plain.trace" \
+        "$dir/plain" >"$dir/plain.out" 2>&1
+    rc_plain=$?
+    if [ -n "${TDM_OPS_DIRECT:-}" ]; then
+        env TDM_STATS="$dir/stats.csv" "$@" "$TDM_OPS_DIRECT" ${TDM_OPS_ARGS:-} \
+            --seed "$seed" --trace "$dir/layer.trace" "$dir/layer" \
+            >"$dir/layer.out" 2>&1
+    else
+        env LD_PRELOAD="$TDM_LIB" TDM_STATS="$dir/stats.csv" "$@" "$TDM_OPS" \
+            ${TDM_OPS_ARGS:-} --seed "$seed" --trace "$dir/layer.trace" \
+            "$dir/layer" >"$dir/layer.out" 2>&1
+    fi
+    rc=$?
+    lines=$(wc -l <"$dir/plain.trace" 2>/dev/null || echo 0)
+    if [ "$rc_plain" -eq 0 ] && [ "$rc" -eq 0 ] && [ "$lines" -gt 0 ] &&
+        cmp -s "$dir/plain.trace" "$dir/layer.trace"; then
+        ok 0 "$what: $lines calls, every result the same with the layer"
+        TDM_COMPARED=$((TDM_COMPARED + lines))
+        rm -rf "$dir/plain" "$dir/layer"
+        return 0
+    fi
+    ok 1 "$what: the same results with the layer (exit $rc_plain and $rc)"
+    { diff "$dir/plain.trace" "$dir/layer.trace" | head -20
+      tail -5 "$dir/plain.out" "$dir/layer.out"; } 2>&1 | diag
+    return 1
+}
+
+# tdm_stat CSV COLUMN PATH: the column of PATH's rows, summed where it is
+# a number (rows of several processes), else the first row's
+tdm_stat() {
+    awk -F, -v col="$2" -v path="$3" '
+        NR == 1 { for (i = 1; i <= NF; i++) if ($i == col) c = i; next }
+        c && $2 == path { if ($c ~ /^[0-9]+$/) s += $c; else if (v == "") v = $c
+                          n++ }
+        END { if (!c || !n) print "missing"; else if (v != "") print v
+              else print s + 0 }' "$1" 2>/dev/null || echo missing
+}
+
+# tdm_has_reason CSV PATH REASON: PATH's passthrough_reasons has REASON
+tdm_has_reason() {
+    case "|$(tdm_stat "$1" passthrough_reasons "$2")|" in
+    *"|$3|"*) return 0 ;;
+    esac
+    return 1
+}
