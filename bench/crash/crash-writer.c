@@ -44,12 +44,6 @@
 #include "crash_pmemobj.h"
 #include "crash_record.h"
 
-#ifndef MAP_SHARED_VALIDATE
-#define MAP_SHARED_VALIDATE 0x03
-#endif
-#ifndef MAP_SYNC
-#define MAP_SYNC 0x80000
-#endif
 #define DEVDAX_ALIGN (2ull << 20)
 
 enum kind { KIND_FSYNC, KIND_MAPSYNC, KIND_DEVDAX, KIND_PMEMOBJ, NKINDS };
