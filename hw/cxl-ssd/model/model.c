@@ -526,3 +526,17 @@ void cxlssd_mark_dirty(struct cxlssd_model *m, uint64_t page)
         stat_add(&m->st_write_hits, 1);
     }
 }
+
+bool cxlssd_mark_dirty_resident(struct cxlssd_model *m, uint64_t page)
+{
+    if (page >= m->pages) {
+        return false;
+    }
+    bool changed;
+    uint8_t b = ps_update(m, page, 1u << CXLSSD_CACHED, PS_DIRTY, 0,
+                          &changed);
+    if (changed) {
+        stat_add(&m->st_write_hits, 1);
+    }
+    return ps_state(b) == CXLSSD_CACHED;
+}

@@ -136,6 +136,14 @@ bool cxlssd_hit(struct cxlssd_model *m, uint64_t page, bool write);
 
 /* First write to a clean resident page (uffd write-protect fault). */
 void cxlssd_mark_dirty(struct cxlssd_model *m, uint64_t page);
+/*
+ * The same, only while the page is CACHED (one CAS against the victim
+ * choice): false if it was chosen as a victim meanwhile, and the caller
+ * serves the store as a write miss instead.  For a page a victim may leave
+ * mapped (keep_clean_mapped): granting the store to an EVICTING page there
+ * would let it land after the page's writeback.
+ */
+bool cxlssd_mark_dirty_resident(struct cxlssd_model *m, uint64_t page);
 
 /*
  * Background eviction: if free frames are below the low watermark, choose

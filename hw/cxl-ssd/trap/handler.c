@@ -132,7 +132,18 @@ static void handle_msg(struct cxlssd_trap *t, const struct uffd_msg *msg,
             trap_serve_miss(t, page, true, tid, t_fault, true);
             return;
         }
-        cxlssd_mark_dirty(t->model, page);
+        if (t->keep_clean && !cxlssd_mark_dirty_resident(t->model, page)) {
+            /* chosen as a victim (clean, so it may stay mapped) since the
+             * state was read: unprotecting it now would let the store
+             * land after its writeback */
+            atomic_fetch_add_explicit(&t->st_host_route, 1,
+                                      memory_order_relaxed);
+            trap_serve_miss(t, page, true, tid, t_fault, true);
+            return;
+        }
+        if (!t->keep_clean) {
+            cxlssd_mark_dirty(t->model, page);
+        }
         trap_uffd_unprotect(t, page);
         return;
     }

@@ -38,21 +38,34 @@ bool cxlssd_trap_tlb_fill(struct cxlssd_trap *t, uint64_t offset,
         return true;    /* going away: the access faults, or never came */
     }
     uint64_t page = offset / t->page_size;
+    bool dirty;
     in_access_path = true;
-    if (cxlssd_page_state(t->model, page) != CXLSSD_CACHED) {
-        atomic_fetch_add_explicit(&t->st_tlb_fill, 1, memory_order_relaxed);
-        trap_serve_miss(t, page, write, trap_thread_id(), cxlssd_now_ns(),
-                        false);
-    }
-    bool dirty = cxlssd_page_dirty(t->model, page);
-    if (write && !dirty) {
-        cxlssd_mark_dirty(t->model, page);
-        if (t->wp) {
-            atomic_fetch_add_explicit(&t->st_wp_faults, 1,
+    for (;;) {
+        if (cxlssd_page_state(t->model, page) != CXLSSD_CACHED) {
+            atomic_fetch_add_explicit(&t->st_tlb_fill, 1,
                                       memory_order_relaxed);
-            trap_uffd_unprotect(t, page);
+            trap_serve_miss(t, page, write, trap_thread_id(),
+                            cxlssd_now_ns(), false);
         }
-        dirty = true;
+        dirty = cxlssd_page_dirty(t->model, page);
+        if (!write || dirty) {
+            break;
+        }
+        if (cxlssd_mark_dirty_resident(t->model, page)) {
+            if (t->wp) {
+                atomic_fetch_add_explicit(&t->st_wp_faults, 1,
+                                          memory_order_relaxed);
+                trap_uffd_unprotect(t, page);
+            }
+            dirty = true;
+            break;
+        }
+        /* chosen as a victim since it was found resident: a victim
+         * evicted clean may stay mapped, and a store granted now could
+         * land after its writeback; miss again once it is evicted */
+        if (atomic_load_explicit(&t->stop, memory_order_relaxed)) {
+            break;      /* going away: the store faults, or never came */
+        }
     }
     in_access_path = false;
     return dirty || !t->wp;

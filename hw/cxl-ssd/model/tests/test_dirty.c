@@ -167,6 +167,26 @@ int main(void)
     }
     tap_ok(st.channels == 2 && busy > 0, "channel busy time reported (%"
            PRIu64 " ns over %u channels)", busy, st.channels);
+
+    /* 9. mark_dirty_resident: only while CACHED (a victim stays clean) */
+    tap_ok(cxlssd_mark_dirty_resident(m, 11) && cxlssd_page_dirty(m, 11),
+           "mark_dirty_resident sets dirty on a resident page");
+    tap_ok(!cxlssd_mark_dirty_resident(m, 100) &&
+           !cxlssd_page_dirty(m, 100),
+           "mark_dirty_resident refuses a non-resident page");
+    cxlssd_miss(m, 12, false, 5000000, &x);
+    uint64_t vp = x.nvictims == 1 ? x.victims[0].page : UINT64_MAX;
+    bool was_dirty = x.nvictims == 1 && x.victims[0].dirty;
+    tap_ok(x.nvictims == 1 &&
+           cxlssd_page_state(m, vp) == CXLSSD_EVICTING &&
+           !cxlssd_mark_dirty_resident(m, vp) &&
+           cxlssd_page_dirty(m, vp) == was_dirty,
+           "mark_dirty_resident refuses a victim being evicted (page %"
+           PRIu64 "), its dirty bit unchanged", vp);
+    if (x.nvictims == 1) {
+        cxlssd_evict_done(m, vp);
+    }
+    cxlssd_fill_done(m, 12);
     tap_ok(ftl_check(cxlssd_model_ftl(m)) == 0, "FTL consistent");
     cxlssd_model_free(m);
     return tap_done();
