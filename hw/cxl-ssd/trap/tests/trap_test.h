@@ -317,6 +317,20 @@ static inline struct cxlssd_trap *test_trap_new(struct cxlssd_model *m,
     return t;
 }
 
+/* test_trap_new with delivery @d, one handler and the record CSV at @rec,
+ * no hooks. */
+static inline struct cxlssd_trap *recorded_trap_new(struct cxlssd_model *m,
+                                                    struct env *e,
+                                                    enum cxlssd_delivery d,
+                                                    const char *rec,
+                                                    const char *what)
+{
+    struct cxlssd_trap_config tc;
+    test_trap_config(&tc, d, 1);
+    tc.record_path = rec;
+    return test_trap_new(m, e, &tc, NULL, what);
+}
+
 /* A trap with @tc for model @m (NULL: its creation failed) must be
  * refused with a message naming @prop: checked as @what. */
 static inline void check_refused(struct cxlssd_model *m, struct env *e,
