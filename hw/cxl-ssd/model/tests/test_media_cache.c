@@ -24,6 +24,7 @@
 #include "ftl.h"
 #include "media.h"
 #include "model.h"
+#include "model_test.h"
 #include "tap.h"
 
 #define PG 4096ull
@@ -37,14 +38,9 @@ static char dir[256], media_path[PATH_MAX], cache_path[PATH_MAX];
 static struct cxlssd_model *model(void)
 {
     struct cxlssd_config c;
-    char err[256];
     cxlssd_config_defaults(&c, DEV);
     c.cache_size = 4ull << 20;
-    struct cxlssd_model *m = cxlssd_model_new(&c, err, sizeof(err));
-    if (!m) {
-        tap_diag("model: %s", err);
-    }
-    return m;
+    return test_model_new(&c, "model");
 }
 
 /* The media store and its cache, as a device opens them at start-up. */

@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../../model/tests/model_test.h"
 #include "../trap.h"
 #include "tap.h"      /* tests/tap.h */
 
@@ -91,12 +92,7 @@ static inline void test_model_config(struct cxlssd_config *c, uint64_t npages,
 
 static inline struct cxlssd_model *test_model(const struct cxlssd_config *c)
 {
-    char err[256];
-    struct cxlssd_model *m = cxlssd_model_new(c, err, sizeof(err));
-    if (!m) {
-        tap_diag("cxlssd_model_new: %s", err);
-    }
-    return m;
+    return test_model_new(c, "cxlssd_model_new");
 }
 
 /* A test_model_config() model with policy @pol, next-@prefetch prefetch
