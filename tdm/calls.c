@@ -12,30 +12,6 @@
 #include "rw.h"
 #include "tdm.h"
 
-static ssize_t offset_read(int fd, const struct tdm_io *io)
-{
-    struct tdm_desc *d = tdm_fd_get(fd);
-    if (!d) {
-        return io->vec ? tdm_real.readv(fd, io->iov, io->cnt)
-                       : tdm_real.read(fd, io->iov[0].iov_base,
-                                       io->iov[0].iov_len);
-    }
-    ssize_t r;
-    if (atomic_load(&d->kernel_offset)) {
-        r = tdm_kernel_read(d, fd, io, TDM_KERNEL_OFFSET);
-    } else {
-        int cs = tdm_desc_lock(d);
-        if (atomic_load(&d->kernel_offset)) {
-            r = tdm_kernel_read(d, fd, io, TDM_KERNEL_OFFSET);
-        } else if ((r = tdm_rw_read(d, fd, io, d->offset)) > 0) {
-            d->offset += r;
-        }
-        tdm_desc_unlock(d, cs);
-    }
-    tdm_desc_release(d);
-    return r;
-}
-
 /*
  * O_APPEND: the kernel appends (it alone knows the end for certain), and
  * its offset, which it moves to the end of what it wrote, is read back.
@@ -56,28 +32,35 @@ static ssize_t append(struct tdm_desc *d, int fd, const struct tdm_io *io)
     return r;
 }
 
-static ssize_t offset_write(int fd, const struct tdm_io *io)
+static ssize_t kernel_offset_io(struct tdm_desc *d, int fd,
+                                const struct tdm_io *io, bool write)
+{
+    return write ? tdm_kernel_write(d, fd, io, TDM_KERNEL_OFFSET)
+                 : tdm_kernel_read(d, fd, io, TDM_KERNEL_OFFSET);
+}
+
+/* read, readv (@write false), write and writev */
+static ssize_t offset_io(int fd, const struct tdm_io *io, bool write)
 {
     struct tdm_desc *d = tdm_fd_get(fd);
     if (!d) {
-        return io->vec ? tdm_real.writev(fd, io->iov, io->cnt)
-                       : tdm_real.write(fd, io->iov[0].iov_base,
-                                        io->iov[0].iov_len);
+        return tdm_real_io(fd, io, TDM_KERNEL_OFFSET, write);
     }
     ssize_t r;
     if (atomic_load(&d->kernel_offset)) {
-        r = tdm_kernel_write(d, fd, io, TDM_KERNEL_OFFSET);
+        r = kernel_offset_io(d, fd, io, write);
     } else {
         int cs = tdm_desc_lock(d);
         if (atomic_load(&d->kernel_offset)) {
-            r = tdm_kernel_write(d, fd, io, TDM_KERNEL_OFFSET);
-        } else if (atomic_load(&d->flags) & O_APPEND) {
+            r = kernel_offset_io(d, fd, io, write);
+        } else if (write && (atomic_load(&d->flags) & O_APPEND)) {
             tdm_rwlock_rdlock(&d->inode->lock);
             r = append(d, fd, io);
             int e = errno;
             tdm_rwlock_unlock(&d->inode->lock);
             errno = e;
-        } else if ((r = tdm_rw_write(d, fd, io, d->offset)) > 0) {
+        } else if ((r = write ? tdm_rw_write(d, fd, io, d->offset)
+                              : tdm_rw_read(d, fd, io, d->offset)) > 0) {
             d->offset += r;
         }
         tdm_desc_unlock(d, cs);
@@ -90,9 +73,7 @@ static ssize_t positional_read(int fd, const struct tdm_io *io, off_t off)
 {
     struct tdm_desc *d = tdm_fd_get(fd);
     if (!d) {
-        return io->vec ? tdm_real.preadv(fd, io->iov, io->cnt, off)
-                       : tdm_real.pread(fd, io->iov[0].iov_base,
-                                        io->iov[0].iov_len, off);
+        return tdm_real_io(fd, io, &(int64_t) { off }, false);
     }
     ssize_t r = tdm_rw_read(d, fd, io, off);
     tdm_desc_release(d);
@@ -103,9 +84,7 @@ static ssize_t positional_write(int fd, const struct tdm_io *io, off_t off)
 {
     struct tdm_desc *d = tdm_fd_get(fd);
     if (!d) {
-        return io->vec ? tdm_real.pwritev(fd, io->iov, io->cnt, off)
-                       : tdm_real.pwrite(fd, io->iov[0].iov_base,
-                                         io->iov[0].iov_len, off);
+        return tdm_real_io(fd, io, &(int64_t) { off }, true);
     }
     ssize_t r;
     if (atomic_load(&d->flags) & O_APPEND) {
@@ -122,12 +101,12 @@ static ssize_t positional_write(int fd, const struct tdm_io *io, off_t off)
 ssize_t tdm_read(int fd, void *buf, size_t n)
 {
     struct iovec v = { buf, n };
-    return offset_read(fd, &(struct tdm_io) { &v, 1, false });
+    return offset_io(fd, &(struct tdm_io) { &v, 1, false }, false);
 }
 
 ssize_t tdm_readv(int fd, const struct iovec *iov, int cnt)
 {
-    return offset_read(fd, &(struct tdm_io) { iov, cnt, true });
+    return offset_io(fd, &(struct tdm_io) { iov, cnt, true }, false);
 }
 
 ssize_t tdm_pread(int fd, void *buf, size_t n, off_t off)
@@ -144,12 +123,12 @@ ssize_t tdm_preadv(int fd, const struct iovec *iov, int cnt, off_t off)
 ssize_t tdm_write(int fd, const void *buf, size_t n)
 {
     struct iovec v = { (void *)buf, n };
-    return offset_write(fd, &(struct tdm_io) { &v, 1, false });
+    return offset_io(fd, &(struct tdm_io) { &v, 1, false }, true);
 }
 
 ssize_t tdm_writev(int fd, const struct iovec *iov, int cnt)
 {
-    return offset_write(fd, &(struct tdm_io) { iov, cnt, true });
+    return offset_io(fd, &(struct tdm_io) { iov, cnt, true }, true);
 }
 
 ssize_t tdm_pwrite(int fd, const void *buf, size_t n, off_t off)
