@@ -86,6 +86,19 @@ static void dev_close(struct dev *d, bool clean)
     d->cache = -1;
 }
 
+/* Opening the device is refused with a message that names the map
+ * @map_path as one of another @what (media or cache) file. */
+static void check_map_refused(const char *map_path, const char *what)
+{
+    struct dev d = { .cache = -1 };
+    char err[512], another[32];
+    snprintf(another, sizeof(another), "another %s file", what);
+    tap_ok(!dev_open(&d, err, sizeof(err)) && strstr(err, map_path) &&
+           strstr(err, another),
+           "a map of %s is refused, naming it: %s", another, err);
+    dev_close(&d, false);
+}
+
 static uint64_t word(uint64_t page, uint64_t version)
 {
     return page << 32 | version;
@@ -252,10 +265,7 @@ int main(void)
     unlink(cache_path);
     fd = open(cache_path, O_RDWR | O_CREAT, 0600);
     close(fd);
-    tap_ok(!dev_open(&d, err, sizeof(err)) && strstr(err, map_path) &&
-           strstr(err, "another cache file"),
-           "a map of another cache file is refused, naming it: %s", err);
-    dev_close(&d, false);
+    check_map_refused(map_path, "cache");
     unlink(map_path);
     tap_ok(dev_open(&d, err, sizeof(err)), "no map: the cache starts empty");
     cxlssd_media_get_stats(d.md, &st);
@@ -265,10 +275,7 @@ int main(void)
     /* the map of another media file */
     kill_child_after(ack, 9, 100000);
     unlink(media_path);
-    tap_ok(!dev_open(&d, err, sizeof(err)) && strstr(err, map_path) &&
-           strstr(err, "another media file"),
-           "a map of another media file is refused, naming it: %s", err);
-    dev_close(&d, false);
+    check_map_refused(map_path, "media");
 
     unlink(map_path);
     unlink(cache_path);
