@@ -119,17 +119,14 @@ static void do_open(struct state *s)
             flags |= O_EXCL;
         }
     }
-    if (below(s, 100) < 4) {
-        flags |= O_TRUNC;
-    }
-    if (below(s, 100) < 15) {
-        flags |= O_APPEND;
-    }
-    if (below(s, 100) < 30) {
-        flags |= O_CLOEXEC;
-    }
-    if (below(s, 100) < 3) {
-        flags |= O_DIRECT;
+    /* each flag with its chance in percent, drawn in this order */
+    static const struct { int flag; unsigned pct; } extra[] = {
+        { O_TRUNC, 4 }, { O_APPEND, 15 }, { O_CLOEXEC, 30 }, { O_DIRECT, 3 },
+    };
+    for (size_t i = 0; i < sizeof(extra) / sizeof(extra[0]); i++) {
+        if (below(s, 100) < extra[i].pct) {
+            flags |= extra[i].flag;
+        }
     }
     if (below(s, 100) < 4) {
         flags |= below(s, 2) ? O_SYNC : O_DSYNC;
