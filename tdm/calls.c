@@ -12,30 +12,6 @@
 #include "rw.h"
 #include "tdm.h"
 
-static ssize_t offset_read(int fd, const struct tdm_io *io)
-{
-    struct tdm_desc *d = tdm_fd_get(fd);
-    if (!d) {
-        return io->vec ? tdm_real.readv(fd, io->iov, io->cnt)
-                       : tdm_real.read(fd, io->iov[0].iov_base,
-                                       io->iov[0].iov_len);
-    }
-    ssize_t r;
-    if (atomic_load(&d->kernel_offset)) {
-        r = tdm_kernel_read(d, fd, io, TDM_KERNEL_OFFSET);
-    } else {
-        int cs = tdm_desc_lock(d);
-        if (atomic_load(&d->kernel_offset)) {
-            r = tdm_kernel_read(d, fd, io, TDM_KERNEL_OFFSET);
-        } else if ((r = tdm_rw_read(d, fd, io, d->offset)) > 0) {
-            d->offset += r;
-        }
-        tdm_desc_unlock(d, cs);
-    }
-    tdm_desc_release(d);
-    return r;
-}
-
 /*
  * O_APPEND: the kernel appends (it alone knows the end for certain), and
  * its offset, which it moves to the end of what it wrote, is read back.
@@ -56,28 +32,35 @@ static ssize_t append(struct tdm_desc *d, int fd, const struct tdm_io *io)
     return r;
 }
 
-static ssize_t offset_write(int fd, const struct tdm_io *io)
+static ssize_t kernel_offset_io(struct tdm_desc *d, int fd,
+                                const struct tdm_io *io, bool write)
+{
+    return write ? tdm_kernel_write(d, fd, io, TDM_KERNEL_OFFSET)
+                 : tdm_kernel_read(d, fd, io, TDM_KERNEL_OFFSET);
+}
+
+/* read, readv (@write false), write and writev */
+static ssize_t offset_io(int fd, const struct tdm_io *io, bool write)
 {
     struct tdm_desc *d = tdm_fd_get(fd);
     if (!d) {
-        return io->vec ? tdm_real.writev(fd, io->iov, io->cnt)
-                       : tdm_real.write(fd, io->iov[0].iov_base,
-                                        io->iov[0].iov_len);
+        return tdm_real_io(fd, io, TDM_KERNEL_OFFSET, write);
     }
     ssize_t r;
     if (atomic_load(&d->kernel_offset)) {
-        r = tdm_kernel_write(d, fd, io, TDM_KERNEL_OFFSET);
+        r = kernel_offset_io(d, fd, io, write);
     } else {
         int cs = tdm_desc_lock(d);
         if (atomic_load(&d->kernel_offset)) {
-            r = tdm_kernel_write(d, fd, io, TDM_KERNEL_OFFSET);
-        } else if (atomic_load(&d->flags) & O_APPEND) {
+            r = kernel_offset_io(d, fd, io, write);
+        } else if (write && (atomic_load(&d->flags) & O_APPEND)) {
             tdm_rwlock_rdlock(&d->inode->lock);
             r = append(d, fd, io);
             int e = errno;
             tdm_rwlock_unlock(&d->inode->lock);
             errno = e;
-        } else if ((r = tdm_rw_write(d, fd, io, d->offset)) > 0) {
+        } else if ((r = write ? tdm_rw_write(d, fd, io, d->offset)
+                              : tdm_rw_read(d, fd, io, d->offset)) > 0) {
             d->offset += r;
         }
         tdm_desc_unlock(d, cs);
@@ -86,29 +69,18 @@ static ssize_t offset_write(int fd, const struct tdm_io *io)
     return r;
 }
 
-static ssize_t positional_read(int fd, const struct tdm_io *io, off_t off)
+/* pread, preadv (@write false), pwrite and pwritev */
+static ssize_t positional_io(int fd, const struct tdm_io *io, off_t off,
+                             bool write)
 {
     struct tdm_desc *d = tdm_fd_get(fd);
     if (!d) {
-        return io->vec ? tdm_real.preadv(fd, io->iov, io->cnt, off)
-                       : tdm_real.pread(fd, io->iov[0].iov_base,
-                                        io->iov[0].iov_len, off);
-    }
-    ssize_t r = tdm_rw_read(d, fd, io, off);
-    tdm_desc_release(d);
-    return r;
-}
-
-static ssize_t positional_write(int fd, const struct tdm_io *io, off_t off)
-{
-    struct tdm_desc *d = tdm_fd_get(fd);
-    if (!d) {
-        return io->vec ? tdm_real.pwritev(fd, io->iov, io->cnt, off)
-                       : tdm_real.pwrite(fd, io->iov[0].iov_base,
-                                         io->iov[0].iov_len, off);
+        return tdm_real_io(fd, io, &(int64_t) { off }, write);
     }
     ssize_t r;
-    if (atomic_load(&d->flags) & O_APPEND) {
+    if (!write) {
+        r = tdm_rw_read(d, fd, io, off);
+    } else if (atomic_load(&d->flags) & O_APPEND) {
         /* Linux appends a pwrite on an O_APPEND fd, whatever @off says */
         tdm_stats_reason(d->inode->stats, TDM_R_EXTEND);
         r = tdm_kernel_write(d, fd, io, &(int64_t) { off });
@@ -122,55 +94,61 @@ static ssize_t positional_write(int fd, const struct tdm_io *io, off_t off)
 ssize_t tdm_read(int fd, void *buf, size_t n)
 {
     struct iovec v = { buf, n };
-    return offset_read(fd, &(struct tdm_io) { &v, 1, false });
+    return offset_io(fd, &(struct tdm_io) { &v, 1, false }, false);
 }
 
 ssize_t tdm_readv(int fd, const struct iovec *iov, int cnt)
 {
-    return offset_read(fd, &(struct tdm_io) { iov, cnt, true });
+    return offset_io(fd, &(struct tdm_io) { iov, cnt, true }, false);
 }
 
 ssize_t tdm_pread(int fd, void *buf, size_t n, off_t off)
 {
     struct iovec v = { buf, n };
-    return positional_read(fd, &(struct tdm_io) { &v, 1, false }, off);
+    return positional_io(fd, &(struct tdm_io) { &v, 1, false }, off, false);
 }
 
 ssize_t tdm_preadv(int fd, const struct iovec *iov, int cnt, off_t off)
 {
-    return positional_read(fd, &(struct tdm_io) { iov, cnt, true }, off);
+    return positional_io(fd, &(struct tdm_io) { iov, cnt, true }, off, false);
 }
 
 ssize_t tdm_write(int fd, const void *buf, size_t n)
 {
     struct iovec v = { (void *)buf, n };
-    return offset_write(fd, &(struct tdm_io) { &v, 1, false });
+    return offset_io(fd, &(struct tdm_io) { &v, 1, false }, true);
 }
 
 ssize_t tdm_writev(int fd, const struct iovec *iov, int cnt)
 {
-    return offset_write(fd, &(struct tdm_io) { iov, cnt, true });
+    return offset_io(fd, &(struct tdm_io) { iov, cnt, true }, true);
 }
 
 ssize_t tdm_pwrite(int fd, const void *buf, size_t n, off_t off)
 {
     struct iovec v = { (void *)buf, n };
-    return positional_write(fd, &(struct tdm_io) { &v, 1, false }, off);
+    return positional_io(fd, &(struct tdm_io) { &v, 1, false }, off, true);
 }
 
 ssize_t tdm_pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 {
-    return positional_write(fd, &(struct tdm_io) { iov, cnt, true }, off);
+    return positional_io(fd, &(struct tdm_io) { iov, cnt, true }, off, true);
 }
 
 /*
- * preadv2/pwritev2 with flags (RWF_*: the kernel's own behaviours) pass
- * through; at offset -1 they use the description's offset, handed to the
- * kernel for the call and read back after it.
+ * preadv2/pwritev2: without flags readv/writev at offset -1, else
+ * preadv/pwritev.  With flags (RWF_*: the kernel's own behaviours) they
+ * pass through; at offset -1 they use the description's offset, handed to
+ * the kernel for the call and read back after it.
  */
 static ssize_t rwv2(int fd, const struct iovec *iov, int cnt, off_t off,
                     int flags, bool write)
 {
+    if (flags == 0) {
+        const struct tdm_io io = { iov, cnt, true };
+        return off == -1 ? offset_io(fd, &io, write)
+                         : positional_io(fd, &io, off, write);
+    }
     struct tdm_desc *d = tdm_fd_get(fd);
     ssize_t (*call)(int, const struct iovec *, int, off_t, int) =
         write ? tdm_real.pwritev2 : tdm_real.preadv2;
@@ -205,20 +183,12 @@ static ssize_t rwv2(int fd, const struct iovec *iov, int cnt, off_t off,
 ssize_t tdm_preadv2(int fd, const struct iovec *iov, int cnt, off_t off,
                     int flags)
 {
-    if (flags == 0) {
-        return off == -1 ? tdm_readv(fd, iov, cnt)
-                         : tdm_preadv(fd, iov, cnt, off);
-    }
     return rwv2(fd, iov, cnt, off, flags, false);
 }
 
 ssize_t tdm_pwritev2(int fd, const struct iovec *iov, int cnt, off_t off,
                      int flags)
 {
-    if (flags == 0) {
-        return off == -1 ? tdm_writev(fd, iov, cnt)
-                         : tdm_pwritev(fd, iov, cnt, off);
-    }
     return rwv2(fd, iov, cnt, off, flags, true);
 }
 

@@ -1,6 +1,7 @@
 /* fd -> description slots (fdtable.h). */
 #include <stdlib.h>
 
+#include "chunk.h"
 #include "fdtable.h"
 
 #define CHUNK_BITS 10
@@ -13,7 +14,7 @@ struct slot {
     _Atomic bool cloexec;
 };
 
-static _Atomic(struct slot *) chunks[TOP_CHUNKS];
+static _Atomic(void *) chunks[TOP_CHUNKS];    /* struct slot[CHUNK_SLOTS] */
 static pthread_mutex_t stripes[STRIPES] = {
     [0 ... STRIPES - 1] = PTHREAD_MUTEX_INITIALIZER
 };
@@ -29,19 +30,9 @@ static struct slot *slot_of(int fd, bool make)
     if (fd < 0 || (unsigned)fd >= TOP_CHUNKS * CHUNK_SLOTS) {
         return NULL;
     }
-    _Atomic(struct slot *) *top = &chunks[(unsigned)fd >> CHUNK_BITS];
-    struct slot *c = atomic_load_explicit(top, memory_order_acquire);
-    if (!c && make) {
-        struct slot *fresh = calloc(CHUNK_SLOTS, sizeof(*fresh));
-        if (!fresh) {
-            return NULL;
-        }
-        if (atomic_compare_exchange_strong(top, &c, fresh)) {
-            c = fresh;
-        } else {
-            free(fresh);
-        }
-    }
+    _Atomic(void *) *top = &chunks[(unsigned)fd >> CHUNK_BITS];
+    struct slot *c = make ? tdm_chunk_get(top, CHUNK_SLOTS, sizeof(*c))
+                          : atomic_load_explicit(top, memory_order_acquire);
     return c ? &c[(unsigned)fd & (CHUNK_SLOTS - 1)] : NULL;
 }
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "chunk.h"
 #include "policy.h"
 
 #define PAGE_SHIFT 12
@@ -19,7 +20,7 @@ struct region {
 };
 
 struct tdm_regions {
-    _Atomic(struct region *) chunk[TOP_CHUNKS];
+    _Atomic(void *) chunk[TOP_CHUNKS];    /* struct region[CHUNK_REGIONS] */
 };
 
 struct tdm_regions *tdm_regions_new(void)
@@ -44,20 +45,9 @@ static struct region *region_at(struct tdm_regions *r, uint64_t idx)
     if (idx >= (uint64_t)TOP_CHUNKS * CHUNK_REGIONS) {
         return NULL;
     }
-    _Atomic(struct region *) *slot = &r->chunk[idx / CHUNK_REGIONS];
-    struct region *c = atomic_load_explicit(slot, memory_order_acquire);
-    if (!c) {
-        struct region *fresh = calloc(CHUNK_REGIONS, sizeof(*fresh));
-        if (!fresh) {
-            return NULL;
-        }
-        if (atomic_compare_exchange_strong(slot, &c, fresh)) {
-            c = fresh;
-        } else {
-            free(fresh);
-        }
-    }
-    return &c[idx % CHUNK_REGIONS];
+    struct region *c = tdm_chunk_get(&r->chunk[idx / CHUNK_REGIONS],
+                                     CHUNK_REGIONS, sizeof(*c));
+    return c ? &c[idx % CHUNK_REGIONS] : NULL;
 }
 
 static uint64_t window_now(const struct tdm_config *cfg)

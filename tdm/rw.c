@@ -29,19 +29,30 @@ static bool io_total(const struct tdm_io *io, size_t *total)
     return true;
 }
 
+ssize_t tdm_real_io(int fd, const struct tdm_io *io, const int64_t *at,
+                    bool write)
+{
+    if (io->vec) {
+        if (write) {
+            return at ? tdm_real.pwritev(fd, io->iov, io->cnt, *at)
+                      : tdm_real.writev(fd, io->iov, io->cnt);
+        }
+        return at ? tdm_real.preadv(fd, io->iov, io->cnt, *at)
+                  : tdm_real.readv(fd, io->iov, io->cnt);
+    }
+    void *buf = io->iov[0].iov_base;
+    size_t n = io->iov[0].iov_len;
+    if (write) {
+        return at ? tdm_real.pwrite(fd, buf, n, *at)
+                  : tdm_real.write(fd, buf, n);
+    }
+    return at ? tdm_real.pread(fd, buf, n, *at) : tdm_real.read(fd, buf, n);
+}
+
 ssize_t tdm_kernel_read(struct tdm_desc *d, int fd, const struct tdm_io *io,
                         const int64_t *at)
 {
-    ssize_t r;
-    int64_t off = at ? *at : 0;
-    if (!at) {
-        r = io->vec ? tdm_real.readv(fd, io->iov, io->cnt)
-                    : tdm_real.read(fd, io->iov[0].iov_base, io->iov[0].iov_len);
-    } else {
-        r = io->vec ? tdm_real.preadv(fd, io->iov, io->cnt, off)
-                    : tdm_real.pread(fd, io->iov[0].iov_base,
-                                     io->iov[0].iov_len, off);
-    }
+    ssize_t r = tdm_real_io(fd, io, at, false);
     tdm_stats_io(d->inode->stats, 0, 0, r);
     return r;
 }
@@ -49,17 +60,8 @@ ssize_t tdm_kernel_read(struct tdm_desc *d, int fd, const struct tdm_io *io,
 ssize_t tdm_kernel_write(struct tdm_desc *d, int fd, const struct tdm_io *io,
                          const int64_t *at)
 {
-    ssize_t r;
     int64_t off = at ? *at : 0;
-    if (!at) {
-        r = io->vec ? tdm_real.writev(fd, io->iov, io->cnt)
-                    : tdm_real.write(fd, io->iov[0].iov_base,
-                                     io->iov[0].iov_len);
-    } else {
-        r = io->vec ? tdm_real.pwritev(fd, io->iov, io->cnt, off)
-                    : tdm_real.pwrite(fd, io->iov[0].iov_base,
-                                      io->iov[0].iov_len, off);
-    }
+    ssize_t r = tdm_real_io(fd, io, at, true);
     if (r > 0) {
         /* where the data went: known for a positional write, unless
          * O_APPEND made the kernel append it */

@@ -36,4 +36,9 @@ ssize_t tdm_kernel_read(struct tdm_desc *d, int fd, const struct tdm_io *io,
 ssize_t tdm_kernel_write(struct tdm_desc *d, int fd, const struct tdm_io *io,
                          const int64_t *off);
 
+/* the same without the statistics, for a fd the layer does not track:
+ * the read (@write false) or write call @io names */
+ssize_t tdm_real_io(int fd, const struct tdm_io *io, const int64_t *off,
+                    bool write);
+
 #endif

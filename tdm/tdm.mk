@@ -53,8 +53,10 @@ $(TDM_LIB): $(tdm_TDM_OBJS)
 # $(3) = the calls they make (ops_libc: libc's names; ops_engine: the
 # layer's entry points), $(4) = objects linked in
 TDM_OPS_SRCS := tdm_ops ops_random ops_threads ops_procs
-TDM_HEADERS := $(wildcard $(TDM_DIR)/*.h $(TDM_TEST_DIR)/*.h)
-TDM_PROG_CFLAGS := $(filter-out -MMD -MP,$(TDM_CFLAGS)) -I$(TDM_DIR)
+TDM_HEADERS := $(wildcard $(TDM_DIR)/*.h $(TDM_TEST_DIR)/*.h) \
+    $(TOP)/tests/splitmix64.h
+TDM_PROG_CFLAGS := $(filter-out -MMD -MP,$(TDM_CFLAGS)) -I$(TDM_DIR) \
+    -I$(TOP)/tests
 define tdm_prog
 $$(BUILD)/$(1)/tdm_ops: $$(patsubst %,$$(TDM_TEST_DIR)/%.c,$$(TDM_OPS_SRCS) $(3)) \
     $$(TDM_HEADERS) $(4)

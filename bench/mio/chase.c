@@ -100,6 +100,22 @@ void mio_walk(struct mio_sampler *s, uint64_t n, _Atomic uint64_t *progress)
     }
 }
 
+/* A sample's start or end time in @tmode's unit; *@aux gets the CPU's
+ * id where the timer reads it (rdtscp). */
+ALWAYS_INLINE uint64_t stamp(const enum mio_tmode tmode, uint32_t *aux)
+{
+    if (tmode == MIO_TM_RDTSCP) {
+        return mio_rdtscp_fenced(aux);
+    }
+    if (tmode == MIO_TM_LFENCE) {
+        return mio_rdtsc_fenced();
+    }
+    mio_lfence();
+    uint64_t t = cxlssd_now_ns();
+    mio_lfence();
+    return t;
+}
+
 ALWAYS_INLINE void sample_loop(struct mio_sampler *s, uint64_t *out,
                                uint64_t count, _Atomic uint64_t *progress,
                                const enum mio_tmode tmode,
@@ -112,29 +128,12 @@ ALWAYS_INLINE void sample_loop(struct mio_sampler *s, uint64_t *out,
     const _Atomic int *const stop = s->stop;
     uint64_t k;
     for (k = 0; k < count; k++) {
-        uint64_t t0, t1;
         if (stop && atomic_load_explicit(stop, memory_order_relaxed))
             break;
         uint32_t a0 = 0, a1 = 0;
-        if (tmode == MIO_TM_RDTSCP) {
-            t0 = mio_rdtscp_fenced(&a0);
-        } else if (tmode == MIO_TM_LFENCE) {
-            t0 = mio_rdtsc_fenced();
-        } else {
-            mio_lfence();
-            t0 = cxlssd_now_ns();
-            mio_lfence();
-        }
+        uint64_t t0 = stamp(tmode, &a0);
         p = chase(s, p, loads, store_mode);
-        if (tmode == MIO_TM_RDTSCP) {
-            t1 = mio_rdtscp_fenced(&a1);
-        } else if (tmode == MIO_TM_LFENCE) {
-            t1 = mio_rdtsc_fenced();
-        } else {
-            mio_lfence();
-            t1 = cxlssd_now_ns();
-            mio_lfence();
-        }
+        uint64_t t1 = stamp(tmode, &a1);
         out[k] = t1 > t0 ? t1 - t0 : 0;
         if (starts)
             starts[k] = t0;

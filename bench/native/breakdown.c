@@ -41,6 +41,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../tests/csv_read.h"
 #include "native.h"
 
 const char *const native_bd_comp[NATIVE_BD_NCOMP] = {
@@ -141,23 +142,12 @@ static struct rec *read_records(const char *path, uint64_t *n)
     char *line = NULL;
     size_t cap = 0;
     int idx[R_NCOL];
-    for (int c = 0; c < R_NCOL; c++) {
-        idx[c] = -1;
-    }
     if (getline(&line, &cap, f) < 0) {
         fclose(f);
         free(line);
         return calloc(1, sizeof(struct rec));   /* empty file: no rows */
     }
-    int col = 0;
-    for (char *tok = strtok(line, ",\n"); tok; tok = strtok(NULL, ",\n")) {
-        for (int c = 0; c < R_NCOL; c++) {
-            if (!strcmp(tok, rec_cols[c])) {
-                idx[c] = col;
-            }
-        }
-        col++;
-    }
+    csv_header_columns(line, rec_cols, R_NCOL, idx);
     for (int c = 0; c < R_NCOL; c++) {
         if (idx[c] < 0) {
             fprintf(stderr, "cxlssd-native: %s: no column %s\n", path,

@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../tests/csv_read.h"
 #include "native.h"
 
 /* A memfd of @size bytes, every page allocated when @alloc (MINOR faults
@@ -61,16 +62,7 @@ static char *map_memfd(const char *name, uint64_t size, bool alloc, int *fd)
  * breakdown to count them. */
 static uint64_t count_records(const char *path)
 {
-    FILE *f = fopen(path, "r");
-    uint64_t lines = 0;
-    int c;
-
-    while (f && (c = fgetc(f)) != EOF) {
-        lines += c == '\n';
-    }
-    if (f) {
-        fclose(f);
-    }
+    uint64_t lines = csv_count_lines(path);
     return lines > 0 ? lines - 1 : 0;
 }
 

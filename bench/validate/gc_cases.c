@@ -344,23 +344,17 @@ void validate_gc(struct vlist *l, enum vlevel level)
     static const double hc[2][2] = { { 0.8, 0.2 }, { 0.9, 0.1 } };
     uint64_t seed = 1;
     if (level == VALIDATE_SHORT) {
-        /* 256 MiB on one LUN; 1 GiB on 2 x 4 LUNs (548 blocks each) */
-        struct gc_case c = { "1lun/256M", 1, 1, 65536, 64, 7, 0, 0, 1.0, 2.0,
-                             0.25 };
-        run_case(l, &c, seed++);
-        c.b = 256;
-        c.op_pct = 28;
-        run_case(l, &c, seed++);
-        c.b = 64;
-        c.op_pct = 7;
-        c.r = 0.8;
-        c.f = 0.2;
-        c.warm = 2.0;
-        c.thr_window = 0;
-        run_case(l, &c, seed++);
-        struct gc_case d = { "2x4/1G", 2, 4, 262144, 64, 7, 0, 0, 1.0, 1.0,
-                             0.1 };
-        run_case(l, &d, seed++);
+        /* 256 MiB on one LUN (uniform at two points, then 80/20 hot/cold);
+         * 1 GiB on 2 x 4 LUNs (548 blocks each) */
+        static const struct gc_case cases[] = {
+            { "1lun/256M", 1, 1, 65536, 64, 7, 0, 0, 1.0, 2.0, 0.25 },
+            { "1lun/256M", 1, 1, 65536, 256, 28, 0, 0, 1.0, 2.0, 0.25 },
+            { "1lun/256M", 1, 1, 65536, 64, 7, 0.8, 0.2, 2.0, 2.0, 0 },
+            { "2x4/1G", 2, 4, 262144, 64, 7, 0, 0, 1.0, 1.0, 0.1 },
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+            run_case(l, &cases[i], seed++);
+        }
         return;
     }
     /* One LUN of 1 GiB (1096-4383 blocks), and the default 8 x 16

@@ -119,17 +119,14 @@ static void do_open(struct state *s)
             flags |= O_EXCL;
         }
     }
-    if (below(s, 100) < 4) {
-        flags |= O_TRUNC;
-    }
-    if (below(s, 100) < 15) {
-        flags |= O_APPEND;
-    }
-    if (below(s, 100) < 30) {
-        flags |= O_CLOEXEC;
-    }
-    if (below(s, 100) < 3) {
-        flags |= O_DIRECT;
+    /* each flag with its chance in percent, drawn in this order */
+    static const struct { int flag; unsigned pct; } extra[] = {
+        { O_TRUNC, 4 }, { O_APPEND, 15 }, { O_CLOEXEC, 30 }, { O_DIRECT, 3 },
+    };
+    for (size_t i = 0; i < sizeof(extra) / sizeof(extra[0]); i++) {
+        if (below(s, 100) < extra[i].pct) {
+            flags |= extra[i].flag;
+        }
     }
     if (below(s, 100) < 4) {
         flags |= below(s, 2) ? O_SYNC : O_DSYNC;
@@ -227,7 +224,28 @@ static int make_iov(struct state *s, struct iovec *iov, size_t n)
     return cnt;
 }
 
-static void do_read(struct state *s, int kind)
+/* @kind 0..3: read, pread, readv, preadv, or with @write the writes */
+static long rw_call(int kind, bool write, int fd, unsigned char *buf,
+                    size_t n, const struct iovec *iov, int cnt, off_t off)
+{
+    switch (kind) {
+    case 0:
+        return write ? ops.write(fd, buf, n) : ops.read(fd, buf, n);
+    case 1:
+        return write ? ops.pwrite(fd, buf, n, off)
+                     : ops.pread(fd, buf, n, off);
+    case 2:
+        return write ? ops.writev(fd, iov, cnt) : ops.readv(fd, iov, cnt);
+    default:
+        return write ? ops.pwritev(fd, iov, cnt, off)
+                     : ops.preadv(fd, iov, cnt, off);
+    }
+}
+
+/* One read or write call (rw_call) at a random fd, length and offset:
+ * what a read finds is hashed into the trace, a write writes random
+ * bytes. */
+static void do_rw(struct state *s, int kind, bool write)
 {
     int fd = pick_fd(s);
     size_t n = rand_len(s);
@@ -235,52 +253,22 @@ static void do_read(struct state *s, int kind)
     struct iovec iov[5];
     int cnt = kind >= 2 ? make_iov(s, iov, n) : 0;
     size_t span = n + (size_t)(cnt ? cnt : 1) * GUARD;
-    memset(s->buf, 0xa5, span);
-    long r;
-    switch (kind) {
-    case 0:
-        r = ops.read(fd, s->buf, n);
-        break;
-    case 1:
-        r = ops.pread(fd, s->buf, n, off);
-        break;
-    case 2:
-        r = ops.readv(fd, iov, cnt);
-        break;
-    default:
-        r = ops.preadv(fd, iov, cnt, off);
-        break;
+    if (write) {
+        rng_fill(&s->rng, s->buf, span);
+    } else {
+        memset(s->buf, 0xa5, span);
     }
-    static const char *const what[] = { "read", "pread", "readv", "preadv" };
-    trace_read(what[kind], fd, n, off, r, errno, s->buf, span);
-}
-
-static void do_write(struct state *s, int kind)
-{
-    int fd = pick_fd(s);
-    size_t n = rand_len(s);
-    off_t off = kind & 1 ? rand_off(s, fd) : 0;
-    struct iovec iov[5];
-    int cnt = kind >= 2 ? make_iov(s, iov, n) : 0;
-    rng_fill(&s->rng, s->buf, n + (size_t)(cnt ? cnt : 1) * GUARD);
-    long r;
-    switch (kind) {
-    case 0:
-        r = ops.write(fd, s->buf, n);
-        break;
-    case 1:
-        r = ops.pwrite(fd, s->buf, n, off);
-        break;
-    case 2:
-        r = ops.writev(fd, iov, cnt);
-        break;
-    default:
-        r = ops.pwritev(fd, iov, cnt, off);
-        break;
+    long r = rw_call(kind, write, fd, s->buf, n, iov, cnt, off);
+    static const char *const what[2][4] = {
+        { "read", "pread", "readv", "preadv" },
+        { "write", "pwrite", "writev", "pwritev" },
+    };
+    if (!write) {
+        trace_read(what[0][kind], fd, n, off, r, errno, s->buf, span);
+        return;
     }
-    static const char *const what[] = { "write", "pwrite", "writev", "pwritev" };
     char res[64];
-    tr("%s %d n=%zu off=%lld %s", what[kind], fd, n, (long long)off,
+    tr("%s %d n=%zu off=%lld %s", what[1][kind], fd, n, (long long)off,
        result(r, errno, res, sizeof(res)));
 }
 
@@ -379,9 +367,9 @@ void phase_random(const struct run *run)
         } else if (u < 15) {
             do_dup(&s);
         } else if (u < 45) {
-            do_read(&s, (int)below(&s, 4));
+            do_rw(&s, (int)below(&s, 4), false);
         } else if (u < 72) {
-            do_write(&s, (int)below(&s, 4));
+            do_rw(&s, (int)below(&s, 4), true);
         } else if (u < 82) {
             do_lseek(&s);
         } else if (u < 85) {

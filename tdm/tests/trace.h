@@ -14,18 +14,7 @@
 #include <string.h>
 #include <sys/types.h>
 
-struct rng {
-    uint64_t s;
-};
-
-static inline uint64_t rng_next(struct rng *r)
-{
-    /* splitmix64 */
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+#include "splitmix64.h"
 
 /* uniform in [0, n); 0 for n = 0 */
 static inline uint64_t rng_below(struct rng *r, uint64_t n)

@@ -42,44 +42,39 @@ static bool chunk_zero(const uint8_t *p, uint64_t n)
     return true;
 }
 
-int media_write_all(int fd, const void *buf, uint64_t len, uint64_t off)
+/* pwrite (@write) or pread all @len bytes at @off, through EINTR and
+ * short transfers; what a read finds past EOF is zeros. */
+static int transfer_all(int fd, uint8_t *p, uint64_t len, uint64_t off,
+                        bool write)
 {
-    const uint8_t *p = buf;
     while (len > 0) {
-        ssize_t w = pwrite(fd, p, len, (off_t)off);
-        if (w < 0) {
+        ssize_t n = write ? pwrite(fd, p, len, (off_t)off)
+                          : pread(fd, p, len, (off_t)off);
+        if (n < 0) {
             if (errno == EINTR) {
                 continue;
             }
             return -errno;
         }
-        p += w;
-        len -= (uint64_t)w;
-        off += (uint64_t)w;
+        if (n == 0 && !write) {
+            memset(p, 0, len);
+            return 0;
+        }
+        p += n;
+        len -= (uint64_t)n;
+        off += (uint64_t)n;
     }
     return 0;
 }
 
+int media_write_all(int fd, const void *buf, uint64_t len, uint64_t off)
+{
+    return transfer_all(fd, (uint8_t *)buf, len, off, true);
+}
+
 int media_read_all(int fd, void *buf, uint64_t len, uint64_t off)
 {
-    uint8_t *p = buf;
-    while (len > 0) {
-        ssize_t r = pread(fd, p, len, (off_t)off);
-        if (r < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return -errno;
-        }
-        if (r == 0) {
-            memset(p, 0, len);      /* past EOF: zeros */
-            return 0;
-        }
-        p += r;
-        len -= (uint64_t)r;
-        off += (uint64_t)r;
-    }
-    return 0;
+    return transfer_all(fd, buf, len, off, false);
 }
 
 /* Write @len bytes of @buf at @off: runs of zero 4 KiB chunks become

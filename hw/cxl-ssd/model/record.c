@@ -197,17 +197,16 @@ static void write_row(FILE *out, const struct cxlssd_record *x,
         p = put_u64(p, x->victim_page);
     }
     *p++ = ',';
-    p = put_field_u64(p, x->t_fault_ns);
-    p = put_field_u64(p, x->t_bql_req_ns);
-    p = put_field_u64(p, x->t_bql_acq_ns);
-    p = put_field_u64(p, x->t_decision_start_ns);
-    p = put_field_u64(p, x->t_decision_end_ns);
-    p = put_field_u64(p, x->t_unmapped_ns);
-    p = put_field_u64(p, x->t_deadline_ns);
-    p = put_field_u64(p, x->t_deadline_model_ns);
-    p = put_field_u64(p, x->t_wait_end_ns);
-    p = put_field_u64(p, x->t_mapped_ns);
-    p = put_field_u64(p, x->t_bql_rel_ns);
+    /* the timestamps, in the header's order; the last ends the row */
+    const uint64_t ts[] = {
+        x->t_fault_ns, x->t_bql_req_ns, x->t_bql_acq_ns,
+        x->t_decision_start_ns, x->t_decision_end_ns, x->t_unmapped_ns,
+        x->t_deadline_ns, x->t_deadline_model_ns, x->t_wait_end_ns,
+        x->t_mapped_ns, x->t_bql_rel_ns,
+    };
+    for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++) {
+        p = put_field_u64(p, ts[i]);
+    }
     p = put_u64(p, x->t_host_fault_ns);
     *p++ = '\n';
     fwrite(row, 1, (size_t)(p - row), out);

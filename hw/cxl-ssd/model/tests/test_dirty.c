@@ -11,6 +11,7 @@
 #include "config.h"
 #include "ftl.h"
 #include "model.h"
+#include "model_test.h"
 #include "tap.h"
 
 #define T_R 3000
@@ -22,7 +23,6 @@
 static struct cxlssd_model *mk(void)
 {
     struct cxlssd_config cfg;
-    char err[256];
     cxlssd_config_defaults(&cfg, 256 * 4096);
     cfg.cache_size = 2 * 4096;          /* 2 frames, FIFO */
     cfg.channels = 2;
@@ -33,11 +33,7 @@ static struct cxlssd_model *mk(void)
     cfg.t_xfer_ns = T_X;
     cfg.t_prog_ns = T_P;
     cfg.precondition = true;            /* unwritten page p: LUN p % 2 */
-    struct cxlssd_model *m = cxlssd_model_new(&cfg, err, sizeof(err));
-    if (!m) {
-        tap_diag("model_new: %s", err);
-    }
-    return m;
+    return test_model_new(&cfg, "model_new");
 }
 
 static uint32_t lun_of_written(struct cxlssd_model *m, uint64_t lpn)

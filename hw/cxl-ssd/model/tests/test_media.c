@@ -18,6 +18,7 @@
 #include "ftl.h"
 #include "media.h"
 #include "model.h"
+#include "model_test.h"
 #include "tap.h"
 
 #define PG 4096ull
@@ -29,14 +30,9 @@ static char path[PATH_MAX];
 static struct cxlssd_model *model(void)
 {
     struct cxlssd_config c;
-    char err[256];
     cxlssd_config_defaults(&c, DEV);
     c.cache_size = 16ull << 20;
-    struct cxlssd_model *m = cxlssd_model_new(&c, err, sizeof(err));
-    if (!m) {
-        tap_diag("model: %s", err);
-    }
-    return m;
+    return test_model_new(&c, "model");
 }
 
 /* Miss on @n pages from @first, write each (dirty), evict nothing. */

@@ -24,6 +24,7 @@
 #include "ftl.h"
 #include "media.h"
 #include "model.h"
+#include "model_test.h"
 #include "tap.h"
 
 #define PG 4096ull
@@ -37,14 +38,9 @@ static char dir[256], media_path[PATH_MAX], cache_path[PATH_MAX];
 static struct cxlssd_model *model(void)
 {
     struct cxlssd_config c;
-    char err[256];
     cxlssd_config_defaults(&c, DEV);
     c.cache_size = 4ull << 20;
-    struct cxlssd_model *m = cxlssd_model_new(&c, err, sizeof(err));
-    if (!m) {
-        tap_diag("model: %s", err);
-    }
-    return m;
+    return test_model_new(&c, "model");
 }
 
 /* The media store and its cache, as a device opens them at start-up. */
@@ -88,6 +84,19 @@ static void dev_close(struct dev *d, bool clean)
     }
     memset(d, 0, sizeof(*d));
     d->cache = -1;
+}
+
+/* Opening the device is refused with a message that names the map
+ * @map_path as one of another @what (media or cache) file. */
+static void check_map_refused(const char *map_path, const char *what)
+{
+    struct dev d = { .cache = -1 };
+    char err[512], another[32];
+    snprintf(another, sizeof(another), "another %s file", what);
+    tap_ok(!dev_open(&d, err, sizeof(err)) && strstr(err, map_path) &&
+           strstr(err, another),
+           "a map of %s is refused, naming it: %s", another, err);
+    dev_close(&d, false);
 }
 
 static uint64_t word(uint64_t page, uint64_t version)
@@ -256,10 +265,7 @@ int main(void)
     unlink(cache_path);
     fd = open(cache_path, O_RDWR | O_CREAT, 0600);
     close(fd);
-    tap_ok(!dev_open(&d, err, sizeof(err)) && strstr(err, map_path) &&
-           strstr(err, "another cache file"),
-           "a map of another cache file is refused, naming it: %s", err);
-    dev_close(&d, false);
+    check_map_refused(map_path, "cache");
     unlink(map_path);
     tap_ok(dev_open(&d, err, sizeof(err)), "no map: the cache starts empty");
     cxlssd_media_get_stats(d.md, &st);
@@ -269,10 +275,7 @@ int main(void)
     /* the map of another media file */
     kill_child_after(ack, 9, 100000);
     unlink(media_path);
-    tap_ok(!dev_open(&d, err, sizeof(err)) && strstr(err, map_path) &&
-           strstr(err, "another media file"),
-           "a map of another media file is refused, naming it: %s", err);
-    dev_close(&d, false);
+    check_map_refused(map_path, "media");
 
     unlink(map_path);
     unlink(cache_path);

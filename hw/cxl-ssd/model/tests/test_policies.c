@@ -12,6 +12,7 @@
 #include "config.h"
 #include "ftl.h"
 #include "model.h"
+#include "model_test.h"
 #include "tap.h"
 
 #define HIT -1
@@ -22,7 +23,6 @@ static struct cxlssd_model *mk(enum cxlssd_policy pol, uint64_t pages,
                                uint64_t frames, uint32_t ways)
 {
     struct cxlssd_config cfg;
-    char err[256];
     cxlssd_config_defaults(&cfg, pages * 4096);
     cfg.cache_size = frames * 4096;
     cfg.policy = pol;
@@ -30,11 +30,7 @@ static struct cxlssd_model *mk(enum cxlssd_policy pol, uint64_t pages,
     cfg.channels = 1;
     cfg.luns_per_channel = 2;
     cfg.pages_per_block = 16;
-    struct cxlssd_model *m = cxlssd_model_new(&cfg, err, sizeof(err));
-    if (!m) {
-        tap_diag("model_new: %s", err);
-    }
-    return m;
+    return test_model_new(&cfg, "model_new");
 }
 
 /* One access; returns HIT, MISS or the (single) victim page. */

@@ -11,6 +11,7 @@
 #include "config.h"
 #include "ftl.h"
 #include "model.h"
+#include "model_test.h"
 #include "tap.h"
 
 #define T_R 3000
@@ -19,7 +20,6 @@
 static struct cxlssd_model *mk(uint32_t prefetch, uint64_t frames)
 {
     struct cxlssd_config cfg;
-    char err[256];
     cxlssd_config_defaults(&cfg, 256 * 4096);
     cfg.cache_size = frames * 4096;
     cfg.prefetch = prefetch;
@@ -29,11 +29,7 @@ static struct cxlssd_model *mk(uint32_t prefetch, uint64_t frames)
     cfg.t_read_ns = T_R;
     cfg.t_xfer_ns = T_X;
     cfg.precondition = true;
-    struct cxlssd_model *m = cxlssd_model_new(&cfg, err, sizeof(err));
-    if (!m) {
-        tap_diag("model_new: %s", err);
-    }
-    return m;
+    return test_model_new(&cfg, "model_new");
 }
 
 static void fill_all(struct cxlssd_model *m, const struct cxlssd_miss *x)

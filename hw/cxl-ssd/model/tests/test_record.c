@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "record.h"
+#include "record_producers.h"
 #include "tap.h"
 
 #define PRODUCERS 4
@@ -39,35 +40,6 @@ static char *slurp(FILE *f)
     size_t got = fread(buf, 1, (size_t)len, f);
     buf[got] = '\0';
     return buf;
-}
-
-struct shared {
-    struct cxlssd_record_ring *r;
-    _Atomic int producers_left;
-    _Atomic uint64_t pushed_ok;
-};
-
-struct producer {
-    struct shared *s;
-    int id;
-};
-
-static void *producer_main(void *arg)
-{
-    struct producer *p = arg;
-    for (uint64_t i = 0; i < PER_PRODUCER; i++) {
-        struct cxlssd_record rec = { 0 };
-        rec.page = (uint64_t)p->id * 1000000 + i;
-        rec.tid = p->id;
-        rec.vcpu = p->id;
-        rec.victim_page = UINT64_MAX;
-        rec.t_fault_ns = i + 1;
-        if (cxlssd_record_push(p->s->r, &rec)) {
-            atomic_fetch_add(&p->s->pushed_ok, 1);
-        }
-    }
-    atomic_fetch_sub(&p->s->producers_left, 1);
-    return NULL;
 }
 
 int main(void)
@@ -177,27 +149,22 @@ int main(void)
     cxlssd_record_ring_free(r);
 
     /* concurrent producers + consumer */
-    struct shared s;
-    s.r = cxlssd_record_ring_new(1024);
-    atomic_init(&s.producers_left, PRODUCERS);
-    atomic_init(&s.pushed_ok, 0);
+    struct record_producers s;
+    record_producers_init(&s, cxlssd_record_ring_new(1024), PRODUCERS,
+                          PER_PRODUCER);
     pthread_t th[PRODUCERS];
-    struct producer p[PRODUCERS];
-    for (int i = 0; i < PRODUCERS; i++) {
-        p[i].s = &s;
-        p[i].id = i;
-        pthread_create(&th[i], NULL, producer_main, &p[i]);
-    }
+    struct record_producer p[PRODUCERS];
+    record_producers_start(&s, PRODUCERS, p, th);
     f = tmpfile();
     uint64_t drained = 0;
     while (atomic_load(&s.producers_left) > 0) {
-        drained += cxlssd_record_drain(s.r, f, "uffd", "kvm");
+        drained += cxlssd_record_drain(s.ring, f, "uffd", "kvm");
     }
     for (int i = 0; i < PRODUCERS; i++) {
         pthread_join(th[i], NULL);
     }
-    drained += cxlssd_record_drain(s.r, f, "uffd", "kvm");
-    uint64_t dropped = cxlssd_record_dropped(s.r);
+    drained += cxlssd_record_drain(s.ring, f, "uffd", "kvm");
+    uint64_t dropped = cxlssd_record_dropped(s.ring);
     tap_ok(drained == atomic_load(&s.pushed_ok) &&
            drained + dropped == (uint64_t)PRODUCERS * PER_PRODUCER,
            "%d threads x %d: %" PRIu64 " written + %" PRIu64 " dropped",
@@ -242,6 +209,6 @@ int main(void)
     tap_ok(ordered, "per-thread order and sequence numbers preserved");
     free(seen);
     free(rows);
-    cxlssd_record_ring_free(s.r);
+    cxlssd_record_ring_free(s.ring);
     return tap_done();
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "record_producers.h"
 #include "record_writer.h"
 #include "tap.h"
 
@@ -20,14 +21,7 @@
 
 struct shared {
     struct cxlssd_record_writer *w;
-    struct cxlssd_record_ring *ring;
-    _Atomic int producers_left;
-    _Atomic uint64_t pushed_ok;
-};
-
-struct producer {
-    struct shared *s;
-    int id;
+    struct record_producers p;
 };
 
 static void push_one(struct cxlssd_record_ring *ring, uint64_t page)
@@ -41,27 +35,10 @@ static void push_one(struct cxlssd_record_ring *ring, uint64_t page)
     cxlssd_record_push(ring, &rec);
 }
 
-static void *producer_main(void *arg)
-{
-    struct producer *p = arg;
-    for (uint64_t i = 0; i < PER_PRODUCER; i++) {
-        struct cxlssd_record rec = { 0 };
-        rec.page = (uint64_t)p->id * 1000000 + i;
-        rec.vcpu = p->id;
-        rec.victim_page = UINT64_MAX;
-        rec.t_fault_ns = i + 1;
-        if (cxlssd_record_push(p->s->ring, &rec)) {
-            atomic_fetch_add(&p->s->pushed_ok, 1);
-        }
-    }
-    atomic_fetch_sub(&p->s->producers_left, 1);
-    return NULL;
-}
-
 static void *syncer_main(void *arg)
 {
     struct shared *s = arg;
-    while (atomic_load(&s->producers_left) > 0) {
+    while (atomic_load(&s->p.producers_left) > 0) {
         cxlssd_record_writer_sync(s->w);
     }
     return NULL;
@@ -139,28 +116,23 @@ int main(void)
     if (!s.w) {
         return tap_done();
     }
-    s.ring = cxlssd_record_writer_ring(s.w);
-    atomic_init(&s.producers_left, PRODUCERS);
-    atomic_init(&s.pushed_ok, 0);
+    record_producers_init(&s.p, cxlssd_record_writer_ring(s.w), PRODUCERS,
+                          PER_PRODUCER);
     pthread_t th[PRODUCERS], syncer;
-    struct producer p[PRODUCERS];
+    struct record_producer p[PRODUCERS];
     pthread_create(&syncer, NULL, syncer_main, &s);
-    for (int i = 0; i < PRODUCERS; i++) {
-        p[i].s = &s;
-        p[i].id = i;
-        pthread_create(&th[i], NULL, producer_main, &p[i]);
-    }
+    record_producers_start(&s.p, PRODUCERS, p, th);
     for (int i = 0; i < PRODUCERS; i++) {
         pthread_join(th[i], NULL);
     }
     pthread_join(syncer, NULL);
     cxlssd_record_writer_sync(s.w);
-    uint64_t pushed = atomic_load(&s.pushed_ok);
-    uint64_t dropped = cxlssd_record_dropped(s.ring);
-    tap_ok(cxlssd_record_written(s.ring) == pushed &&
+    uint64_t pushed = atomic_load(&s.p.pushed_ok);
+    uint64_t dropped = cxlssd_record_dropped(s.p.ring);
+    tap_ok(cxlssd_record_written(s.p.ring) == pushed &&
            pushed + dropped == (uint64_t)PRODUCERS * PER_PRODUCER,
            "%d producers x %d: %" PRIu64 " written + %" PRIu64 " dropped",
-           PRODUCERS, PER_PRODUCER, cxlssd_record_written(s.ring), dropped);
+           PRODUCERS, PER_PRODUCER, cxlssd_record_written(s.p.ring), dropped);
     cxlssd_record_writer_free(s.w);
     uint64_t rows = count_rows(path, &unique);
     tap_ok(rows == pushed && unique,

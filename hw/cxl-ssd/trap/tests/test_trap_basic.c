@@ -8,6 +8,7 @@
  */
 #include <pthread.h>
 
+#include "csv_read.h"
 #include "trap_test.h"
 
 #define NPAGES 512
@@ -224,15 +225,7 @@ int main(void)
                         (enum cxlssd_eviction)ev, (enum cxlssd_delivery)d,
                         first ? rec : NULL);
                     if (first) {
-                        FILE *f = fopen(rec, "r");
-                        uint64_t lines = 0;
-                        int c;
-                        while (f && (c = fgetc(f)) != EOF) {
-                            lines += c == '\n';
-                        }
-                        if (f) {
-                            fclose(f);
-                        }
+                        uint64_t lines = csv_count_lines(rec);
                         tap_ok(lines > NPAGES, "record CSV %s has a header and "
                            "one row per miss (%llu lines)", rec,
                            (unsigned long long)lines);

@@ -135,10 +135,7 @@ static void one(struct env *e, enum cxlssd_delivery d,
     }
     uint64_t seed = 0xba7c + (uint64_t)d * 3 + ev;
     fill_pattern(e->b, NPAGES, seed);
-    struct cxlssd_trap_config tc;
-    test_trap_config(&tc, d, 1);
-    tc.record_path = rec;
-    struct cxlssd_trap *t = test_trap_new(m, e, &tc, NULL, name);
+    struct cxlssd_trap *t = recorded_trap_new(m, e, d, rec, name);
     if (!t) {
         return;
     }

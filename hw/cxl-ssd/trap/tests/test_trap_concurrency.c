@@ -31,24 +31,34 @@ static void *worker_fn(void *arg)
     return NULL;
 }
 
-static void one(struct env *e, const char *name, enum cxlssd_delivery d,
-                uint32_t handlers, const char *cpus, enum cxlssd_policy pol,
-                enum cxlssd_eviction ev, uint32_t prefetch, bool defer)
+/* One configuration of the engine under NTHREADS shadow workers. */
+struct conc_case {
+    const char *name;
+    enum cxlssd_delivery d;
+    uint32_t handlers;
+    const char *cpus;
+    enum cxlssd_policy pol;
+    enum cxlssd_eviction ev;
+    uint32_t prefetch;
+    bool defer;
+};
+
+static void one(struct env *e, const struct conc_case *c)
 {
     memset(e->b, 0, e->len);
     struct cxlssd_config mc;
     test_model_config(&mc, NPAGES, FRAMES);
-    mc.policy = pol;
-    mc.eviction = ev;
-    mc.prefetch = prefetch;
+    mc.policy = c->pol;
+    mc.eviction = c->ev;
+    mc.prefetch = c->prefetch;
     mc.evict_low_pct = 20;
     mc.evict_high_pct = 40;
     struct cxlssd_model *m = test_model(&mc);
     struct cxlssd_trap_config tc;
-    test_trap_config(&tc, d, handlers);
-    tc.handler_cpus = cpus;
-    tc.defer_unmap = defer;
-    struct cxlssd_trap *t = test_trap_new(m, e, &tc, NULL, name);
+    test_trap_config(&tc, c->d, c->handlers);
+    tc.handler_cpus = c->cpus;
+    tc.defer_unmap = c->defer;
+    struct cxlssd_trap *t = test_trap_new(m, e, &tc, NULL, c->name);
     if (!t) {
         return;
     }
@@ -82,7 +92,7 @@ static void one(struct env *e, const char *name, enum cxlssd_delivery d,
     tap_ok(bad == 0 && bada == 0 && badb == 0 && ops > 1000,
        "%s: %llu ops, mismatches in-run=%llu A=%llu B=%llu; faults=%llu "
        "dup=%llu wp=%llu misses=%llu loading_waits=%llu evictions=%llu+%llu",
-       name, (unsigned long long)ops, (unsigned long long)bad,
+       c->name, (unsigned long long)ops, (unsigned long long)bad,
        (unsigned long long)bada, (unsigned long long)badb,
        (unsigned long long)ts.faults,
        (unsigned long long)ts.duplicate_faults,
@@ -97,25 +107,27 @@ int main(void)
 {
     struct env e;
     test_start(&e, NPAGES, 90);
-    one(&e, "poll, 2 handlers, fifo, sync", CXLSSD_DELIVERY_POLL, 2, "",
-        CXLSSD_POLICY_FIFO, CXLSSD_EVICTION_SYNC, 0, false);
-    one(&e, "poll, 2 handlers, fifo, sync, defer unmap",
-        CXLSSD_DELIVERY_POLL, 2, "", CXLSSD_POLICY_FIFO, CXLSSD_EVICTION_SYNC,
-        0, true);
-    one(&e, "poll, 2 handlers pinned 0,1, clock, background, prefetch 2",
-        CXLSSD_DELIVERY_POLL, 2, "0,1", CXLSSD_POLICY_CLOCK,
-        CXLSSD_EVICTION_BACKGROUND, 2, false);
-    one(&e, "busy, 1 handler, s3fifo, sync, prefetch 1",
-        CXLSSD_DELIVERY_BUSY, 1, "", CXLSSD_POLICY_S3FIFO,
-        CXLSSD_EVICTION_SYNC, 1, false);
-    one(&e, "poll, 3 handlers, lifo, background, defer unmap",
-        CXLSSD_DELIVERY_POLL, 3, "", CXLSSD_POLICY_LIFO,
-        CXLSSD_EVICTION_BACKGROUND, 0, true);
-    one(&e, "poll, 2 handlers, clock, batch, prefetch 2",
-        CXLSSD_DELIVERY_POLL, 2, "", CXLSSD_POLICY_CLOCK,
-        CXLSSD_EVICTION_BATCH, 2, false);
-    one(&e, "sigbus, fifo, batch", CXLSSD_DELIVERY_SIGBUS, 1, "",
-        CXLSSD_POLICY_FIFO, CXLSSD_EVICTION_BATCH, 0, false);
+    static const struct conc_case cases[] = {
+        { "poll, 2 handlers, fifo, sync", CXLSSD_DELIVERY_POLL, 2, "",
+          CXLSSD_POLICY_FIFO, CXLSSD_EVICTION_SYNC, 0, false },
+        { "poll, 2 handlers, fifo, sync, defer unmap", CXLSSD_DELIVERY_POLL,
+          2, "", CXLSSD_POLICY_FIFO, CXLSSD_EVICTION_SYNC, 0, true },
+        { "poll, 2 handlers pinned 0,1, clock, background, prefetch 2",
+          CXLSSD_DELIVERY_POLL, 2, "0,1", CXLSSD_POLICY_CLOCK,
+          CXLSSD_EVICTION_BACKGROUND, 2, false },
+        { "busy, 1 handler, s3fifo, sync, prefetch 1", CXLSSD_DELIVERY_BUSY,
+          1, "", CXLSSD_POLICY_S3FIFO, CXLSSD_EVICTION_SYNC, 1, false },
+        { "poll, 3 handlers, lifo, background, defer unmap",
+          CXLSSD_DELIVERY_POLL, 3, "", CXLSSD_POLICY_LIFO,
+          CXLSSD_EVICTION_BACKGROUND, 0, true },
+        { "poll, 2 handlers, clock, batch, prefetch 2", CXLSSD_DELIVERY_POLL,
+          2, "", CXLSSD_POLICY_CLOCK, CXLSSD_EVICTION_BATCH, 2, false },
+        { "sigbus, fifo, batch", CXLSSD_DELIVERY_SIGBUS, 1, "",
+          CXLSSD_POLICY_FIFO, CXLSSD_EVICTION_BATCH, 0, false },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        one(&e, &cases[i]);
+    }
     env_close(&e);
     return tap_done();
 }

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <sys/syscall.h>
 
+#include "csv_read.h"
 #include "trap_test.h"
 
 #define FRAMES 64
@@ -135,7 +136,7 @@ static void run(struct env *e, enum cxlssd_delivery d, bool compensate,
 
     FILE *f = fopen(rec, "r");
     char line[1024];
-    int ci[NC] = { -1, -1, -1, -1, -1 };
+    int ci[NC];
     if (!f || !fgets(line, sizeof(line), f)) {
         tap_ok(0, "%s: record CSV", tag);
         if (f) {
@@ -144,15 +145,7 @@ static void run(struct env *e, enum cxlssd_delivery d, bool compensate,
         unlink(rec);
         return;
     }
-    int i = 0;
-    for (char *tok = strtok(line, ",\n"); tok; tok = strtok(NULL, ",\n")) {
-        for (int k = 0; k < NC; k++) {
-            if (!strcmp(tok, cols[k])) {
-                ci[k] = i;
-            }
-        }
-        i++;
-    }
+    csv_header_columns(line, cols, NC, ci);
     uint64_t rows = 0, clocked = 0, matched = 0, ordered = 0, late_ok = 0;
     uint64_t other_rows = 0, other_clocked = 0;     /* toucher 1 */
     static uint64_t entry[2 * THREADS * ACCESSES];
@@ -161,7 +154,7 @@ static void run(struct env *e, enum cxlssd_delivery d, bool compensate,
     while (fgets(line, sizeof(line), f)) {
         uint64_t x[NC] = { 0 };
         char *s = line, *tok;
-        i = 0;
+        int i = 0;
         while ((tok = strsep(&s, ",\n")) != NULL) {
             for (int k = 0; k < NC; k++) {
                 if (ci[k] == i) {

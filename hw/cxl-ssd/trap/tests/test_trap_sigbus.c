@@ -89,10 +89,8 @@ static void one(struct env *e, enum cxlssd_policy pol, uint32_t prefetch,
     uint64_t seed1 = 0x5157 + (uint64_t)pol * 13 + prefetch + ev * 7;
     uint64_t seed2 = seed1 * 31 + 1;
     fill_pattern(e->b, NPAGES, seed1);
-    struct cxlssd_trap_config tc;
-    test_trap_config(&tc, CXLSSD_DELIVERY_SIGBUS, 1);
-    tc.record_path = rec;
-    struct cxlssd_trap *t = test_trap_new(m, e, &tc, NULL, name);
+    struct cxlssd_trap *t = recorded_trap_new(m, e, CXLSSD_DELIVERY_SIGBUS,
+                                              rec, name);
     if (!t) {
         return;
     }

@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../../model/tests/model_test.h"
 #include "../trap.h"
 #include "tap.h"      /* tests/tap.h */
 
@@ -91,12 +92,7 @@ static inline void test_model_config(struct cxlssd_config *c, uint64_t npages,
 
 static inline struct cxlssd_model *test_model(const struct cxlssd_config *c)
 {
-    char err[256];
-    struct cxlssd_model *m = cxlssd_model_new(c, err, sizeof(err));
-    if (!m) {
-        tap_diag("cxlssd_model_new: %s", err);
-    }
-    return m;
+    return test_model_new(c, "cxlssd_model_new");
 }
 
 /* A test_model_config() model with policy @pol, next-@prefetch prefetch
@@ -315,6 +311,20 @@ static inline struct cxlssd_trap *test_trap_new(struct cxlssd_model *m,
         cxlssd_model_free(m);
     }
     return t;
+}
+
+/* test_trap_new with delivery @d, one handler and the record CSV at @rec,
+ * no hooks. */
+static inline struct cxlssd_trap *recorded_trap_new(struct cxlssd_model *m,
+                                                    struct env *e,
+                                                    enum cxlssd_delivery d,
+                                                    const char *rec,
+                                                    const char *what)
+{
+    struct cxlssd_trap_config tc;
+    test_trap_config(&tc, d, 1);
+    tc.record_path = rec;
+    return test_trap_new(m, e, &tc, NULL, what);
 }
 
 /* A trap with @tc for model @m (NULL: its creation failed) must be
