@@ -7,7 +7,7 @@ import os
 import stats
 from distributions import percentiles, point_cdf
 from gnuplot import datablock, preamble, save_plot
-from labels import accel_desc, cache_desc
+from labels import setup_desc, cache_desc
 from points import PAGE
 from tables import write_csv
 
@@ -59,7 +59,7 @@ def fig_policy(pts, outdir, name="fig8-policy"):
     script += (f'set multiplot layout 1,{len(modes) + 1} title "Fig. 8: replacement policies at '
                f'WSS {pts[0].wss_ratio}x cache (random chase, stride '
                f'{pts[0].p("mio.stride")} B, {float(sr) * 100:.0f}% of visits store; '
-               f'{accel_desc(pts)}, {cache_desc(pts)})" font ",13"\n')
+               f'{setup_desc(pts)}, {cache_desc(pts)})" font ",13"\n')
     for mode in modes:
         idx = [i for i, p in enumerate(pts) if p.p("device.mode", "uffd") == mode]
         parts = [f"$c{i} using 1:2 with lines lw 2 lc rgb '{colors.get(pts[i].p('device.policy'), 'black')}' "
@@ -148,7 +148,7 @@ def fig_prefetch(variants, outdir, name="fig8-prefetch"):
     script += (f'set multiplot layout 2,2 title "Fig. 8: next-N prefetch at WSS '
                f'{pts0[0].wss_ratio if pts0 else "?"}x cache (sequential chase, stride '
                f'{pts0[0].p("mio.stride") if pts0 else "?"} B, background eviction; '
-               f'{accel_desc(pts0)}, {cache_desc(pts0)})" font ",13"\n'
+               f'{setup_desc(pts0)}, {cache_desc(pts0)})" font ",13"\n'
                "set xlabel 'prefetch degree N'\nset xtics (0,1,2,4,8)\nset xrange [-0.5:8.5]\n")
     dts = [1, 2, 4, 5]
     pcolors = ["#1f77b4", "#2ca02c", "#ff7f0e", "#d62728", "#9467bd"]

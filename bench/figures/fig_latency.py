@@ -8,7 +8,7 @@ import fig_cache
 import stats
 from distributions import percentiles, point_cdf
 from gnuplot import datablock, preamble, save_plot
-from labels import accel_desc, cache_desc
+from labels import setup_desc, cache_desc
 from tables import write_csv
 
 
@@ -25,7 +25,7 @@ def fig_point_cdf(pt, name="cdf"):
     script += datablock("d", data, "latency_ns cdf ccdf")
     script += (f'set title "MIO {pt.p("mio.pattern", "")} chase on cxl-ssd, {pt.name}: '
                f'{pt.samples_total()} samples, hit fraction {pt.hit_fraction():.3f}\\n'
-               f'({accel_desc([pt])}, {cache_desc([pt])}, WSS {pt.wss_ratio}x cache)"\n'
+               f'({setup_desc([pt])}, {cache_desc([pt])}, WSS {pt.wss_ratio}x cache)"\n'
                "set logscale x\nset format x '10^{%L}'\nset xrange [5:*]\n"
                "set xlabel 'latency per load (ns)'\nset yrange [0:1]\n"
                "set ylabel 'fraction of samples <= x'\nset key top left\n"
@@ -70,7 +70,7 @@ def fig_cdf(pts, outdir, name="fig5-cdf"):
     script += "".join(blocks)
     strides = sorted({int(s[5].p("mio.stride", "64")) for s in series})
     script += (f'set multiplot layout {len(wss_list)},2 title "Fig. 5: MIO pointer-chase '
-               f'latency on cxl-ssd ({accel_desc(pts)}, {cache_desc(pts)}, stride '
+               f'latency on cxl-ssd ({setup_desc(pts)}, {cache_desc(pts)}, stride '
                f'{"/".join(map(str, strides))} B; miss = sample >= {thr:.0f} ns)" '
                'font ",13"\n')
     script += ("set logscale x\nset format x '10^{%L}'\nset xlabel 'latency per load (ns)'\n"
@@ -122,7 +122,7 @@ def fig_misslat(pts, outdir, name="fig6-miss-percentiles"):
                         "configured_us " + " ".join(pnames) + " device_service_p50_us")
     lo, hi = min(r[2] for r in rows), max(r[2] for r in rows)
     script += (f'set title "Fig. 6: miss latency percentiles vs configured device latency\\n'
-               f'(random chase, stride 4096: every sample a miss; {accel_desc(pts)}, '
+               f'(random chase, stride 4096: every sample a miss; {setup_desc(pts)}, '
                f'{cache_desc(pts)})"\n'
                "set logscale xy\nset xlabel 'configured miss latency tR + transfer (us)'\n"
                "set ylabel 'guest-observed miss latency (us)'\nset key outside right top\n"
@@ -181,7 +181,7 @@ def fig_scaling(pts, outdir, name="fig-thread-scaling"):
     wss = pts[0].wss_ratio
     script += (f'set title "Thread scaling: mean miss latency, N threads vs 1 (label: ratio '
                f'to 1 thread)\\n(random chase, stride 4096, WSS {wss:g}x cache split over the '
-               f'threads; {accel_desc(pts)}, {cache_desc(pts)})"\n'
+               f'threads; {setup_desc(pts)}, {cache_desc(pts)})"\n'
                "set style data histogram\nset style histogram clustered gap 1\n"
                "set style fill solid 0.8 border -1\nset boxwidth 0.9\n"
                "set ylabel 'mean miss latency (us)'\nset yrange [0:*]\nset key top left\n"

@@ -1,5 +1,5 @@
-"""Title fragments shared by the figures: cache size and accelerator of
-a set of points."""
+"""Title fragments shared by the figures: cache size, accelerator and the
+miss path (delivery, eviction) of a set of points."""
 
 
 def sizestr(nbytes):
@@ -15,6 +15,13 @@ def cache_desc(pts):
     return ("cache " + "/".join(sizestr(s) for s in sizes)) if sizes else ""
 
 
-def accel_desc(pts):
-    acc = sorted({p.manifest.get("accelerator", "?") for p in pts})
-    return "/".join(acc).upper()
+def setup_desc(pts):
+    """The accelerator and, from the points' manifests, the delivery and
+    eviction they ran: what a miss paid on the host besides the device's
+    own time (mode=mmio points have no delivery and say so)."""
+    acc = "/".join(sorted({p.manifest.get("accelerator", "?") for p in pts})).upper()
+    props = [p.manifest.get("device_properties") or {} for p in pts]
+    deliveries = sorted({"mmio" if d.get("mode") == "mmio" else d.get("delivery", "?")
+                         for d in props})
+    evictions = sorted({d.get("eviction", "?") for d in props})
+    return f"{acc}, delivery={'/'.join(deliveries)}, eviction={'/'.join(evictions)}"
