@@ -40,8 +40,8 @@ static void usage(FILE *f)
 "  --NAME VALUE      the same for one property (--cache-size 8M)\n"
 "  --size N          device size (the memdev size; default 256M); also\n"
 "                    --device size=N\n"
-"  --delivery poll|busy|sigbus   miss delivery (default %s: fastest\n"
-"                    here, bench/native/delivery-probe)\n"
+"  --delivery poll|busy|sigbus|auto   miss delivery (default %s: fastest\n"
+"                    here, bench/native/delivery-probe; auto is the same)\n"
 "  --handler-threads N   handler threads (default 1)\n"
 "  --record FILE     per-miss CSV (default OUT/misses.csv with --out)\n"
 "  --out DIR         results folder (created): the files of a VM point\n"
@@ -222,6 +222,10 @@ int native_parse_opts(int argc, char **argv, struct native_opts *o)
     free(lo);
     if (rc < 0 && check_native(&o->mc) < 0) {
         rc = 2;
+    }
+    /* no accelerator here to choose by: auto is the default delivery */
+    if (rc < 0 && o->mc.delivery == CXLSSD_DELIVERY_AUTO) {
+        o->mc.delivery = DEFAULT_DELIVERY;
     }
     if (rc < 0 && default_record(o) < 0) {
         rc = 4;

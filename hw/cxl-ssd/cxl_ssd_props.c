@@ -9,7 +9,8 @@
  * the user set but would have no effect.  Ranges and combinations are
  * checked at realize by the model's cxlssd_config_validate(), as in the
  * native tool; this file adds only what needs QEMU or the host
- * (accelerator, BQL, host CPUs and RAM).
+ * (accelerator, BQL, host CPUs and RAM), and turns delivery=auto into the
+ * delivery the accelerator allows.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -21,6 +22,7 @@
 #include "hw/qdev-properties.h"
 #include "system/tcg.h"
 #include "cxl_ssd.h"
+#include "trace.h"
 
 static const struct cxlssd_prop *cxl_ssd_row(const Property *prop)
 {
@@ -126,7 +128,7 @@ static void cxl_ssd_init_unmarked(Object *obj, ObjectProperty *op)
 
 void cxl_ssd_props_class_init(ObjectClass *oc)
 {
-    char desc[1024];
+    char desc[2048];
     size_t i;
 
     device_class_set_props(DEVICE_CLASS(oc), cxl_ssd_props);
@@ -166,6 +168,16 @@ bool cxl_ssd_check_options(CXLSSDState *s, uint64_t device_size,
     if (cxlssd_config_validate(&s->cfg, err, sizeof(err))) {
         error_setg(errp, "%s", err);
         return false;
+    }
+    /* From here on, and in what the device reports, the delivery it
+     * runs: auto never picks what the checks below refuse. */
+    if (s->cfg.delivery == CXLSSD_DELIVERY_AUTO) {
+        const char *why;
+
+        s->cfg.delivery = cxlssd_delivery_auto(&s->cfg, tcg_enabled(), &why);
+        trace_cxl_ssd_delivery_auto(
+            cxlssd_enum_name(CXLSSD_PROP_DELIVERY, s->cfg.delivery),
+            current_accel_name(), why);
     }
     if (cxl_ssd_sigbus(s)) {
         /* Under KVM a vCPU's access faults inside KVM_RUN, where a

@@ -186,6 +186,24 @@ uint64_t cxlssd_config_cache_frames(const struct cxlssd_config *cfg)
     return frames;
 }
 
+/* ---- delivery=auto ---- */
+
+enum cxlssd_delivery cxlssd_delivery_auto(const struct cxlssd_config *cfg,
+                                          bool access_path,
+                                          const char **why)
+{
+    if (cfg->mode != CXLSSD_MODE_UFFD) {
+        *why = "mode=mmio: no miss delivery acts";
+        return CXLSSD_DELIVERY_POLL;
+    }
+    if (!access_path) {
+        *why = "delivery=tlb needs TCG's TLB fill";
+        return CXLSSD_DELIVERY_POLL;
+    }
+    *why = "misses served in TCG's TLB fill";
+    return CXLSSD_DELIVERY_TLB;
+}
+
 /* ---- errors ---- */
 
 int cxlssd_fail(char *err, size_t errlen, const char *fmt, ...)

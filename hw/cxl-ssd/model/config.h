@@ -47,6 +47,10 @@ enum cxlssd_delivery {
      * TCG's TLB fill, before the RAM entry is installed; handler threads
      * as poll serve what still faults on the host (trap/trap.h). */
     CXLSSD_DELIVERY_TLB = 9,
+    /* The embedder's choice, made once at start (before the trap exists,
+     * which takes only the values above): QEMU picks tlb under TCG in
+     * mode=uffd, else poll (cxlssd_delivery_auto). */
+    CXLSSD_DELIVERY_AUTO = 10,
 };
 
 #define CXLSSD_MAX_HANDLER_THREADS 64
@@ -184,6 +188,17 @@ int cxlssd_enum_choices(enum cxlssd_prop_kind kind, char *buf, size_t len);
 /* Writes a message into @err (if any) and returns -1. */
 int cxlssd_fail(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/*
+ * What delivery=auto becomes, once, at start (after validate): tlb where
+ * the embedder serves misses in an access path (@access_path: QEMU under
+ * TCG) and mode=uffd, else poll, the host-fault delivery that works
+ * everywhere (KVM, any other accelerator; mode=mmio has no miss delivery
+ * and keeps poll as it always did).  @why: the reason, for a log line.
+ */
+enum cxlssd_delivery cxlssd_delivery_auto(const struct cxlssd_config *cfg,
+                                          bool access_path,
+                                          const char **why);
 
 /* Derived sizes (after validate). */
 uint64_t cxlssd_config_pages(const struct cxlssd_config *cfg);

@@ -202,7 +202,7 @@ int main(void)
     cxlssd_config_defaults(&cfg, 4 * GiB);
     for (size_t i = 0; i < cxlssd_nprops; i++) {
         const struct cxlssd_prop *p = &cxlssd_props[i];
-        char d[1024], range[64];
+        char d[2048], range[64];
 
         cxlssd_prop_describe(p, &cfg, d, sizeof(d));
         snprintf(range, sizeof(range), "%" PRIu64 "..%" PRIu64, p->min,
@@ -276,6 +276,27 @@ int main(void)
     tap_ok(ok, "device-level properties: strings, enumerations, ranges "
            "(%s)", err);
     cxlssd_config_free_strings(&cfg);
+
+    /* delivery=auto: the default, resolved by the embedder */
+    const char *why = NULL;
+    cxlssd_config_defaults(&cfg, 4 * GiB);
+    ok = cfg.delivery == CXLSSD_DELIVERY_AUTO &&
+         cxlssd_config_validate(&cfg, err, sizeof(err)) == 0 &&
+         cxlssd_delivery_auto(&cfg, true, &why) == CXLSSD_DELIVERY_TLB &&
+         why && strstr(why, "TLB fill") &&
+         cxlssd_delivery_auto(&cfg, false, &why) == CXLSSD_DELIVERY_POLL &&
+         strstr(why, "delivery=tlb needs");
+    cxlssd_config_set(&cfg, "mode", "mmio", err, 256);
+    ok = ok && cxlssd_config_validate(&cfg, err, sizeof(err)) == 0 &&
+         cxlssd_delivery_auto(&cfg, true, &why) == CXLSSD_DELIVERY_POLL &&
+         strstr(why, "mode=mmio") &&
+         cxlssd_config_set(&cfg, "delivery", "auto", err, 256) == 0 &&
+         cxlssd_config_validate(&cfg, err, sizeof(err)) == -1 &&
+         strstr(err, "delivery=auto: needs mode=uffd") &&
+         cxlssd_config_set(&cfg, "delivery", "AUTO", err, 256) == -1 &&
+         strstr(err, "one of poll, busy, sigbus, tlb, auto");
+    tap_ok(ok, "delivery=auto: the default; tlb with an access path, else "
+           "poll; mode=mmio: poll, and refused when set (%s)", err);
 
     /* format */
     char buf[4096];
