@@ -21,13 +21,26 @@ Keys:
                             host events -> <point>/host-events.csv)
   run.<other>               ignored by the runner (e.g. run.repeat = 1|2|3
                             to repeat a point)
-Every point is the cartesian product of the axes, in file order.
+  KEY[OTHER:VALUE]          KEY only in the points where OTHER is VALUE, e.g.
+                            device.delivery[device.mode:uffd] = poll where
+                            mode = uffd | mmio (mmio refuses any delivery)
+Every point is the cartesian product of the axes, in file order; a point
+that a condition makes equal to an earlier one is not repeated.
 """
 
 import itertools
 import re
 
 SIZE_RE = re.compile(r"^(\d+(?:\.\d+)?)([KMGT]?)$", re.I)
+COND_RE = re.compile(r"^([^\[\]]+)\[([^\[\]:]+):([^\[\]]+)\]$")
+
+
+def split_key(key):
+    """(key, condition): condition is (other key, value) or None."""
+    m = COND_RE.match(key)
+    if not m:
+        return key, None
+    return m.group(1).strip(), (m.group(2).strip(), m.group(3).strip())
 
 
 def parse_size(text):
@@ -60,11 +73,18 @@ def load(path, overrides=()):
 
 def points(axes):
     """Yield (point_name, {key: value}) for every combination."""
-    keys = [k for k, _ in axes]
-    sweep = [k for k, v in axes if len(v) > 1]
+    keys = [split_key(k) for k, _ in axes]
+    sweep = [split_key(k)[0] for k, v in axes if len(v) > 1]
+    seen = set()
     for combo in itertools.product(*(v for _, v in axes)):
-        point = dict(zip(keys, combo))
-        label = "_".join(f"{k.split('.', 1)[-1]}-{point[k]}" for k in sweep)
+        point = {k: v for (k, cond), v in zip(keys, combo) if not cond}
+        point.update((k, v) for (k, cond), v in zip(keys, combo)
+                     if cond and point.get(cond[0]) == cond[1])
+        if tuple(point.items()) in seen:
+            continue
+        seen.add(tuple(point.items()))
+        label = "_".join(f"{k.split('.', 1)[-1]}-{point[k]}" for k in sweep
+                         if k in point)
         yield (re.sub(r"[^A-Za-z0-9_.-]", "", label) or "point"), point
 
 
