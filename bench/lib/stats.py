@@ -100,6 +100,15 @@ def summarize_point(outdir, point):
                          for r in records if r["t_mapped_ns"] and r["t_fault_ns"])
         summary["device_records"] = len(records)
         summary.update(pct_dict([h / 1000.0 for h in handler], "device_miss_us_"))
+        # how late each fill's own NAND wait ended (the host's share of its
+        # tail); late_wait marks those past the device's late-wait-ns
+        fills = [r for r in records
+                 if r.get("waited_loading") == "0" and r["t_deadline_ns"] != "0"
+                 and r["t_wait_end_ns"] != "0"]
+        summary.update(pct_dict([(int(r["t_wait_end_ns"]) -
+                                  int(r["t_deadline_ns"])) / 1000.0
+                                 for r in fills], "wait_overshoot_us_"))
+        summary["late_waits"] = sum(r.get("late_wait") == "1" for r in fills)
     st = tables.read_json(os.path.join(outdir, "stats-cxl-vmem0.json"))
     if st is not None:
         summary["device_stats"] = st
@@ -124,4 +133,8 @@ def format_summary(summary):
     if "device_misses" in summary:
         lines.append(f"  device misses {summary['device_misses']}, per-miss "
                      f"records {summary.get('device_records', 0)}")
+    if summary.get("wait_overshoot_us_count"):
+        lines.append("  wait overshoot us: " + "  ".join(
+            f"{pct_key(p)}={summary['wait_overshoot_us_' + pct_key(p)]:.2f}"
+            for p in PERCENTILES) + f"  (late waits {summary['late_waits']})")
     return "\n".join(lines)

@@ -151,6 +151,7 @@ int main(int argc, char **argv)
         .compensate = o.mc.compensate,
         .compensate_ns = o.mc.compensate_ns,
         .record_ab = o.mc.record_ab,
+        .late_wait_ns = o.mc.late_wait_ns,
         .track_dirty = o.mc.track_dirty,
         .record_path = recpath,
         .mode_name = sigbus ? "uffd-sigbus" : "uffd",

@@ -42,6 +42,7 @@ static bool cxl_ssd_start_uffd(CXLSSDState *s, Error **errp)
         .compensate = s->cfg.compensate,
         .compensate_ns = s->cfg.compensate_ns,
         .record_ab = s->cfg.record_ab,
+        .late_wait_ns = s->cfg.late_wait_ns,
         .track_dirty = s->cfg.track_dirty,
         .record_path = s->cfg.record_path,
         /* TCG's TLB entries are dropped exactly (cxl_ssd_tlb.c) */

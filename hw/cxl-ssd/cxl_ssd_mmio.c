@@ -209,6 +209,7 @@ bool cxl_ssd_mmio_init(CXLSSDState *s, Error **errp)
         .compensate = s->cfg.compensate,
         .compensate_ns = s->cfg.compensate_ns,
         .record_ab = s->cfg.record_ab,
+        .late_wait_ns = s->cfg.late_wait_ns,
     };
     struct cxlssd_trap_hooks hooks;
     char err[512];
@@ -289,7 +290,10 @@ bool cxl_ssd_mmio_get_stats(CXLSSDState *s, struct cxlssd_trap_stats *ts)
     struct cxlssd_record_ring *ring =
         m->records ? cxlssd_record_writer_ring(m->records) : NULL;
     struct cxlssd_media_stats ms;
+    struct cxlssd_miss_service_stats ss;
 
+    cxlssd_miss_service_get_stats(m->service, &ss);
+    ts->late_waits = ss.late_waits;
     ts->bql_wait_ns = qatomic_read(&m->bql_wait_ns);
     /* the counters cover every record pushed so far, not the last drain */
     cxlssd_record_writer_sync(m->records);

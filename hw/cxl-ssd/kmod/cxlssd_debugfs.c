@@ -41,6 +41,7 @@ static void kmod_stats(struct cxlssd_dev *d, struct cxlssd_kmod_stats *k)
     k->duplicate_faults = ss.duplicate_faults;
     k->remaps = ss.remaps;
     k->unclocked_misses = ss.unclocked_misses;
+    k->late_waits = ss.late_waits;
     k->madvise_calls = atomic64_read(&d->unmap_calls);
     k->pages_unmapped = atomic64_read(&d->pages_unmapped);
     k->bql_wait_ns = ss.serialize_wait_ns;

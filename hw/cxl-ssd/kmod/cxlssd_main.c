@@ -314,6 +314,7 @@ static int cxlssd_dev_create(unsigned int idx, struct cxlssd_dev **out)
     cxlssd_vm_substrate(d, &sc.substrate);
     sc.ring = d->ring;
     sc.stop = &d->stop;
+    sc.late_wait_ns = d->cfg.late_wait_ns;
     d->svc = cxlssd_miss_service_new(d->model, &sc, err, sizeof(err));
     if (!d->svc) {
         pr_err("%s\n", err);

@@ -263,6 +263,10 @@ static void serve_fill(struct cxlssd_miss_service *svc,
         map_page(svc, req);
         rec->t_mapped_ns = now_ns();
     }
+    if (rec->t_wait_end_ns - deadline > svc->cfg.late_wait_ns) {
+        rec->flags |= CXLSSD_REC_LATE_WAIT;
+        count(&svc->st_late_waits, 1);
+    }
     cxlssd_fill_done(svc->model, req->page);
     TRACE(svc, quiet, map, req->page, deadline, rec->t_mapped_ns);
     if (svc->cfg.defer_unmap && m->nvictims > 0) {
@@ -344,4 +348,5 @@ void cxlssd_miss_service_get_stats(const struct cxlssd_miss_service *svc,
     out->remaps = atomic_load(&svc->st_remaps);
     out->unclocked_misses = atomic_load(&svc->st_unclocked);
     out->serialize_wait_ns = atomic_load(&svc->st_serialize_wait_ns);
+    out->late_waits = atomic_load(&svc->st_late_waits);
 }

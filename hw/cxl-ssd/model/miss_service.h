@@ -131,6 +131,9 @@ struct cxlssd_miss_service_config {
     /* 0: record every miss; N: only those whose ordinal (count of served
      * misses, from 0) falls in an even run of N (bench/breakdown) */
     uint32_t record_ab;
+    /* a wait that ends more than this after its deadline is late: its
+     * record is flagged CXLSSD_REC_LATE_WAIT and late_waits counts it */
+    uint64_t late_wait_ns;
     /* unmap victims after the page is mapped instead of before the wait */
     bool defer_unmap;
     /*
@@ -168,6 +171,7 @@ struct cxlssd_miss_service_stats {
     uint64_t remaps;            /* resident pages that were not mapped */
     uint64_t unclocked_misses;  /* compensated without t_host_fault_ns */
     uint64_t serialize_wait_ns; /* total time in serialize_begin() */
+    uint64_t late_waits;        /* waits that overshot by > late_wait_ns */
 };
 
 struct cxlssd_miss_service;

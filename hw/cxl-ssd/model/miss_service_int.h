@@ -29,7 +29,7 @@ struct cxlssd_miss_service {
     struct cxlssd_prefetch_queue *prefetches;
     _Atomic uint64_t ordinal;           /* served misses (cfg.record_ab) */
     _Atomic uint64_t st_duplicate, st_remaps, st_unclocked,
-        st_serialize_wait_ns;
+        st_serialize_wait_ns, st_late_waits;
     _Atomic uint32_t resident_remaps;   /* cxlssd_serve_resident_fault()s
                                          * between their state check and
                                          * their last unmap */

@@ -100,7 +100,8 @@ bool cxlssd_record_push(struct cxlssd_record_ring *r,
 void cxlssd_record_write_header(FILE *out)
 {
     fputs("seq,page,tid,vcpu,mode,accel,write,dirty_evict,prefetch_issued,"
-          "prefetch_hit,waited_loading,compensated,nvictims,victim_page,"
+          "prefetch_hit,waited_loading,compensated,late_wait,nvictims,"
+          "victim_page,"
           "t_fault_ns,t_bql_req_ns,t_bql_acq_ns,t_decision_start_ns,"
           "t_decision_end_ns,t_unmapped_ns,t_deadline_ns,"
           "t_deadline_model_ns,t_wait_end_ns,t_mapped_ns,t_bql_rel_ns,"
@@ -166,9 +167,9 @@ static char *put_flag(char *p, unsigned flags, unsigned bit)
 }
 
 /* A row's longest numeric fields: seq, page (21 with the comma), tid, vcpu
- * (12), six flags (2), nvictims (11), victim_page and 12 timestamps (21,
+ * (12), seven flags (2), nvictims (11), victim_page and 12 timestamps (21,
  * the last with its newline). */
-#define ROW_NUMBERS_MAX (2 * 21 + 2 * 12 + 6 * 2 + 11 + 13 * 21)
+#define ROW_NUMBERS_MAX (2 * 21 + 2 * 12 + 7 * 2 + 11 + 13 * 21)
 
 /* @mid: "MODE,ACCEL," of every row, @midlen bytes; @row has room for
  * ROW_NUMBERS_MAX + @midlen bytes. */
@@ -192,6 +193,7 @@ static void write_row(FILE *out, const struct cxlssd_record *x,
     p = put_flag(p, f, CXLSSD_REC_PREFETCH_HIT);
     p = put_flag(p, f, CXLSSD_REC_WAITED_LOADING);
     p = put_flag(p, f, CXLSSD_REC_COMPENSATED);
+    p = put_flag(p, f, CXLSSD_REC_LATE_WAIT);
     p = put_field_u64(p, x->nvictims);
     if (x->victim_page != UINT64_MAX && x->nvictims > 0) {
         p = put_u64(p, x->victim_page);

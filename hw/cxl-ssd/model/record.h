@@ -19,6 +19,8 @@ enum cxlssd_record_flags {
     CXLSSD_REC_PREFETCH_HIT = 1u << 3,  /* page was prefetched (late hit) */
     CXLSSD_REC_WAITED_LOADING = 1u << 4, /* waited on another fill */
     CXLSSD_REC_COMPENSATED = 1u << 5,   /* NAND wait shortened by delivery */
+    CXLSSD_REC_LATE_WAIT = 1u << 6,     /* wait ended > late_wait_ns after
+                                         * t_deadline_ns */
 };
 
 struct cxlssd_record {

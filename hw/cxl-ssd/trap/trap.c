@@ -86,6 +86,7 @@ static int service_start(struct cxlssd_trap *t, char *err, size_t errlen)
         .compensate = t->cfg.compensate,
         .compensate_ns = t->cfg.compensate_ns,
         .record_ab = t->cfg.record_ab,
+        .late_wait_ns = t->cfg.late_wait_ns,
         .defer_unmap = t->cfg.defer_unmap,
         .batch_evict = cxlssd_model_config(t->model)->eviction ==
                        CXLSSD_EVICTION_BATCH,

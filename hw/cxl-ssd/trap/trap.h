@@ -125,6 +125,8 @@ struct cxlssd_trap_config {
      * of N, i.e. misses 0..N-1 recorded, N..2N-1 not, ...
      */
     uint32_t record_ab;
+    uint64_t late_wait_ns;      /* a wait this far past its deadline is
+                                 * late (the miss service's late_wait_ns) */
     bool track_dirty;           /* uffd write-protect for first writes */
     const char *record_path;    /* per-miss CSV, NULL/"" = off */
     const char *mode_name;      /* written into records: "uffd" */
@@ -262,6 +264,8 @@ struct cxlssd_trap_stats {
     uint64_t unclocked_misses;  /* compensated from the handler's own
                                  * clock: no host fault time (a thread's
                                  * first miss) */
+    uint64_t late_waits;        /* NAND waits that ended > late_wait_ns
+                                 * after their deadline */
     /* media store (cfg.media_path; all 0 without): see model/media.h */
     uint64_t media_fills;
     uint64_t media_zero_fills;

@@ -49,6 +49,7 @@ void cxlssd_trap_get_stats(struct cxlssd_trap *t, struct cxlssd_trap_stats *out)
     out->victims_kept_mapped = atomic_load(&t->st_kept_mapped);
     out->remaps = ss.remaps;
     out->unclocked_misses = ss.unclocked_misses;
+    out->late_waits = ss.late_waits;
     struct cxlssd_media_stats ms;
     if (cxlssd_trap_media_stats(t, &ms)) {
         cxlssd_trap_stats_set_media(out, &ms, cxlssd_trap_metadata_bytes(t));

@@ -6,11 +6,14 @@
  * records every fill; compensation shortens the wait by the delivery
  * already spent, never below the decision's end; prefetches complete at
  * their deadlines through the same map; record_ab leaves out alternate
- * runs.  An every-access substrate (as mmio's) counts a resident page as
- * a hit with no record, and every wait is bracketed by wait_begin/end.
+ * runs; a fill whose wait ends more than late_wait_ns past its deadline
+ * is flagged and counted late.  An every-access substrate (as mmio's)
+ * counts a resident page as a hit with no record, and every wait is
+ * bracketed by wait_begin/end.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "miss_service.h"
 #include "model.h"
@@ -18,19 +21,28 @@
 
 #define PAGES 64
 #define FRAMES 4
+#define LATE_WAIT_NS 20000
 
 struct fake {
     unsigned maps, map_writes, unmaps, unmapped, wakes, waits, wait_ends;
     int map_result;
     uint64_t map_ns;                    /* when map() was last called */
+    long map_sleep_ns;                  /* map() takes this long */
 };
 
 static struct cxlssd_record last;      /* from the miss_done trace hook */
+/* fills flagged late, and fills whose flag disagrees with their overshoot */
+static unsigned late_flagged, late_mismatch;
 
 static void capture(void *o, const struct cxlssd_record *rec)
 {
     (void)o;
     last = *rec;
+    if (!(rec->flags & CXLSSD_REC_WAITED_LOADING)) {
+        bool late = rec->t_wait_end_ns - rec->t_deadline_ns > LATE_WAIT_NS;
+        late_flagged += !!(rec->flags & CXLSSD_REC_LATE_WAIT);
+        late_mismatch += late != !!(rec->flags & CXLSSD_REC_LATE_WAIT);
+    }
 }
 
 static int fake_map(void *o, uint64_t page, bool write)
@@ -40,6 +52,10 @@ static int fake_map(void *o, uint64_t page, bool write)
     f->maps++;
     f->map_writes += write;
     f->map_ns = cxlssd_now_ns();
+    if (f->map_sleep_ns) {
+        struct timespec ts = { .tv_nsec = f->map_sleep_ns };
+        nanosleep(&ts, NULL);
+    }
     return f->map_result;
 }
 
@@ -85,6 +101,7 @@ static bool setup(struct fixture *x, const char *what, uint32_t prefetch,
     struct cxlssd_config mc;
     char err[256] = "";
     memset(x, 0, sizeof(*x));
+    late_flagged = late_mismatch = 0;
     cxlssd_config_defaults(&mc, PAGES * 4096);
     mc.cache_size = FRAMES * 4096;
     mc.prefetch = prefetch;
@@ -99,6 +116,7 @@ static bool setup(struct fixture *x, const char *what, uint32_t prefetch,
         .compensate = compensate,
         .compensate_ns = 500,
         .record_ab = ab,
+        .late_wait_ns = LATE_WAIT_NS,
     };
     if (every) {
         cfg.substrate.wait_begin = fake_wait_begin;
@@ -210,6 +228,23 @@ static void mapping_substrate(struct fixture *x)
            cxlssd_page_state(m, 40) == CXLSSD_CACHED,
            "map_in_wait: the page is mapped before the NAND deadline, the "
            "wait still ends at it, then the page is resident");
+
+    /* a mapping that overruns the deadline (t_read is 100 us) ends late */
+    f->map_sleep_ns = 400000;
+    own.page = 41;
+    own.t_fault_ns = cxlssd_now_ns();
+    cxlssd_serve_miss(s, &own);
+    f->map_sleep_ns = 0;
+    cxlssd_miss_service_get_stats(s, &st);
+    tap_ok((last.flags & CXLSSD_REC_LATE_WAIT) &&
+           last.t_wait_end_ns - last.t_deadline_ns >= 250000 &&
+           st.late_waits == late_flagged && late_mismatch == 0,
+           "a wait that ends %llu ns past its deadline is late "
+           "(late-wait-ns %d); late_waits %llu = flagged records %u, every "
+           "fill's flag agrees with its overshoot (%u disagree)",
+           (unsigned long long)(last.t_wait_end_ns - last.t_deadline_ns),
+           LATE_WAIT_NS, (unsigned long long)st.late_waits, late_flagged,
+           late_mismatch);
 }
 
 /* Compensation: t_deadline = model deadline - (decision start - host

@@ -18,7 +18,8 @@
 
 static const char *const header =
     "seq,page,tid,vcpu,mode,accel,write,dirty_evict,prefetch_issued,"
-    "prefetch_hit,waited_loading,compensated,nvictims,victim_page,"
+    "prefetch_hit,waited_loading,compensated,late_wait,nvictims,"
+    "victim_page,"
     "t_fault_ns,t_bql_req_ns,t_bql_acq_ns,t_decision_start_ns,"
     "t_decision_end_ns,t_unmapped_ns,t_deadline_ns,t_deadline_model_ns,"
     "t_wait_end_ns,t_mapped_ns,t_bql_rel_ns,t_host_fault_ns\n";
@@ -50,7 +51,7 @@ int main(void)
     char *h = slurp(f);
     fclose(f);
     tap_ok(strcmp(h, header) == 0, "CSV header with units in column names");
-    tap_ok(count_fields(h) == 26, "26 columns");
+    tap_ok(count_fields(h) == 27, "27 columns");
     free(h);
 
     /* row format */
@@ -71,7 +72,7 @@ int main(void)
     rec.nvictims = 0;
     rec.victim_page = UINT64_MAX;
     rec.flags = CXLSSD_REC_PREFETCH_ISSUED | CXLSSD_REC_PREFETCH_HIT |
-                CXLSSD_REC_COMPENSATED;
+                CXLSSD_REC_COMPENSATED | CXLSSD_REC_LATE_WAIT;
     cxlssd_record_push(r, &rec);
     f = tmpfile();
     uint64_t n = cxlssd_record_drain(r, f, "uffd", "tcg");
@@ -79,10 +80,10 @@ int main(void)
     fclose(f);
     tap_ok(n == 2, "drain wrote 2 rows");
     tap_ok(strcmp(rows,
-                  "0,42,1234,-1,uffd,tcg,1,1,0,0,1,0,1,7,1000,0,0,1100,0,0,"
-                  "0,0,0,0,9999,900\n"
-                  "1,42,1234,-1,uffd,tcg,0,0,1,1,0,1,0,,1000,0,0,1100,0,0,"
-                  "0,0,0,0,9999,900\n") == 0,
+                  "0,42,1234,-1,uffd,tcg,1,1,0,0,1,0,0,1,7,1000,0,0,1100,0,"
+                  "0,0,0,0,0,9999,900\n"
+                  "1,42,1234,-1,uffd,tcg,0,0,1,1,0,1,1,0,,1000,0,0,1100,0,"
+                  "0,0,0,0,0,9999,900\n") == 0,
            "rows: seq, flags as 0/1, empty victim_page when none:\n%s", rows);
     free(rows);
     tap_ok(cxlssd_record_drain(r, NULL, "x", "y") == 0, "ring empty again");
@@ -112,7 +113,7 @@ int main(void)
     char want[1024];
     int w = snprintf(want, sizeof(want),
                      "%" PRIu64 ",%" PRIu64 ",%" PRId32 ",%" PRId32
-                     ",a-long-mode-name,,1,1,1,1,1,1,%" PRIu32 ",%" PRIu64,
+                     ",a-long-mode-name,,1,1,1,1,1,1,1,%" PRIu32 ",%" PRIu64,
                      (uint64_t)2, big.page, big.tid, big.vcpu, big.nvictims,
                      big.victim_page);
     for (int i = 0; i < 12; i++) {
@@ -183,7 +184,7 @@ int main(void)
     uint64_t lines = 0, prev_seq = 0;
     for (char *line = strtok(rows, "\n"); line; line = strtok(NULL, "\n")) {
         uint64_t seq, page;
-        if (count_fields(line) != 26 ||
+        if (count_fields(line) != 27 ||
             sscanf(line, "%" SCNu64 ",%" SCNu64, &seq, &page) != 2) {
             fields = false;
             continue;
