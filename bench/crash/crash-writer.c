@@ -5,7 +5,7 @@
  * only once its flush has returned, until killed, full or out of time.
  *
  *   crash-writer STREAM KIND PATH ACKED [--size BYTES] [--seconds S]
- *                [--ack-ms MS] [--verify-only]
+ *                [--ack-ms MS] [--rounds-left R] [--verify-only]
  *
  * KIND says how a record is made durable:
  *   fsync    PATH is a file on a DAX filesystem: write(2) with O_APPEND,
@@ -24,7 +24,9 @@
  *   crash_verify stream= kind= acked= valid= whole= lost= torn= foreign=
  *            (lost, torn: among the ACKED first records)
  *   crash_ack stream= seq=N      records 0..N-1 are durable (every --ack-ms)
- *   crash_done stream= records= bytes= reason=full|time|error
+ *   crash_done stream= records= bytes= reason=full|time|share|error
+ *            (share: this run's 1/R of the room left, --rounds-left R,
+ *            paced over --seconds: crash_pace.h)
  * Exit status: 0, 1 if records the host saw acknowledged were lost or torn,
  * 2 on usage or setup errors.
  */
@@ -41,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "crash_pace.h"
 #include "crash_pmemobj.h"
 #include "crash_record.h"
 
@@ -56,6 +59,7 @@ struct writer {
     uint32_t id;
     uint64_t acked, size;
     double seconds, ack_s;
+    unsigned rounds_left;       /* --rounds-left: pace (crash_pace.h) */
     bool verify_only;
     int fd;
     uint8_t *map;           /* mapsync, devdax: the whole log */
@@ -231,6 +235,10 @@ static void write_log(struct writer *w, const struct crash_scan *sc)
     uint64_t seq = sc->valid, off = sc->end_off, first = seq;
     double start = now_s(), last_ack = 0;
     const char *reason = "time";
+    /* an fsync log grows with its file: no room to share */
+    struct crash_pace pace = crash_pace_new(
+        start, w->seconds, w->size > off ? w->size - off : 0,
+        w->kind == KIND_FSYNC ? 0 : w->rounds_left);
 
     if (w->kind == KIND_FSYNC) {
         /* drop a torn or unacknowledged tail, then append after it */
@@ -252,6 +260,10 @@ static void write_log(struct writer *w, const struct crash_scan *sc)
         if (w->seconds > 0 && t - start >= w->seconds) {
             break;
         }
+        if (!crash_pace_next(&pace, off - sc->end_off, t)) {
+            reason = "share";
+            break;
+        }
         if (!append(w, buf, seq, &off)) {
             reason = "full";
             break;
@@ -270,7 +282,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: crash-writer STREAM fsync|mapsync|devdax|pmemobj PATH "
             "ACKED [--size BYTES] [--seconds S] [--ack-ms MS] "
-            "[--verify-only]\n");
+            "[--rounds-left R] [--verify-only]\n");
     exit(2);
 }
 
@@ -301,13 +313,16 @@ int main(int argc, char **argv)
             w.seconds = atof(argv[++i]);
         } else if (i + 1 < argc && !strcmp(argv[i], "--ack-ms")) {
             w.ack_s = atof(argv[++i]) / 1000;
+        } else if (i + 1 < argc && !strcmp(argv[i], "--rounds-left")) {
+            w.rounds_left = (unsigned)atoi(argv[++i]);
         } else {
             usage();
         }
     }
     if (w.kind == KIND_PMEMOBJ) {
         return crash_pmemobj_run(w.stream, w.path, w.size ? w.size : 64 << 20,
-                                 w.acked, w.seconds, w.ack_s, w.verify_only);
+                                 w.acked, w.seconds, w.ack_s, w.rounds_left,
+                                 w.verify_only);
     }
     w.id = crash_stream_id(w.stream);
     flush_detect();

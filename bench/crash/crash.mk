@@ -19,7 +19,8 @@ crash-deps:
 	@$(CRASH_DIR)/install-deps.sh
 
 $(CRASH_WRITER): $(CRASH_DIR)/crash-writer.c $(CRASH_DIR)/crash_pmemobj.c \
-    $(CRASH_DIR)/crash_pmemobj.h $(CRASH_RECORD) | crash-deps
+    $(CRASH_DIR)/crash_pmemobj.h $(CRASH_DIR)/crash_pace.h $(CRASH_RECORD) \
+    | crash-deps
 	@mkdir -p $(@D)
 	$(CC) $(CSTD) $(WARN) -O2 -o $@ $(CRASH_DIR)/crash-writer.c \
 	    $(CRASH_DIR)/crash_pmemobj.c $(CRASH_DIR)/crash_record.c -lpmemobj -lpmem

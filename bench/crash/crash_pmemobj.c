@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "crash_pace.h"
 #include "crash_pmemobj.h"
 #include "crash_record.h"
 
@@ -88,7 +89,7 @@ static int append(PMEMobjpool *pop, struct crash_root *root, uint32_t id,
 
 int crash_pmemobj_run(const char *stream, const char *path, uint64_t size,
                       uint64_t acked, double seconds, double ack_s,
-                      bool verify_only)
+                      unsigned rounds_left, bool verify_only)
 {
     static uint8_t buf[sizeof(struct crash_rec_hdr) +
                        CRASH_REC_MAX_PAYLOAD + 8];
@@ -112,6 +113,9 @@ int crash_pmemobj_run(const char *stream, const char *path, uint64_t size,
     fflush(stdout);
     if (!verify_only) {
         double start = now_s(), last_ack = 0;
+        struct crash_pace pace = crash_pace_new(
+            start, seconds, seq < MAX_RECORDS ? MAX_RECORDS - seq : 0,
+            rounds_left);
         for (;;) {
             double t = now_s();
             if (t - last_ack >= ack_s) {
@@ -120,6 +124,10 @@ int crash_pmemobj_run(const char *stream, const char *path, uint64_t size,
                 last_ack = t;
             }
             if (seconds > 0 && t - start >= seconds) {
+                break;
+            }
+            if (!crash_pace_next(&pace, seq - first, t)) {
+                reason = "share";
                 break;
             }
             if (seq >= MAX_RECORDS || append(pop, root, id, seq, buf) < 0) {
