@@ -45,6 +45,11 @@ or switch to match): H = t_fault (callback entry), R = t_mapped (callback
 done), host_event=mmio; delivery_ns and resume_ns are 0 by construction
 (TCG's exit into the callback and its return are not visible to host
 tracepoints; bench/breakdown/fig1 adds them from the guest's samples).
+Records of misses mapped inside their own wait (t_mapped <= t_wait_end:
+delivery=tlb, the vCPU serves its miss in TCG's TLB fill, record.h) are
+served on the faulting thread too, without a host fault: H = t_fault
+(the fill's entry), R = t_wait_end, host_event=tlb, the mapping inside
+nand_wait_ns, delivery_ns, map_ns and resume_ns 0.
 
 Breakdown (ns).  Boundaries in order, absent (0) ones skipped:
   H, t_fault, t_bql_req, t_bql_acq, t_decision_start, t_decision_end,
@@ -283,6 +288,13 @@ def unmap_off_path(rec):
     return bool(u and later and u > later)
 
 
+def mapped_in_wait(rec):
+    """Mapped inside its own wait (delivery=tlb's TLB fill): t_mapped comes
+    before t_wait_end, the one order no other path records."""
+    m, w = rec["t_mapped_ns"], rec["t_wait_end_ns"]
+    return bool(m and w and m <= w)
+
+
 def breakdown(rec, H, R, map_end=None):
     """Partition [H, R] (or [t_fault, last stage] when H/R is None).
     map_end replaces t_mapped as the end of map_ns when given."""
@@ -293,6 +305,8 @@ def breakdown(rec, H, R, map_end=None):
         if c == "t_mapped_ns" and map_end is not None:
             t = map_end
         if c == "t_unmapped_ns" and unmap_off_path(rec):
+            continue
+        if c == "t_mapped_ns" and mapped_in_wait(rec):
             continue
         if t:
             pts.append((t, name))
@@ -399,6 +413,9 @@ def match_record(host, rec, tid, lo, a, bases):
         R = rec["t_mapped_ns"] or None
         return ((F, 0, "mmio"), F, R, None, bound,
                 None if R else "no_resume")
+    if mapped_in_wait(rec):
+        # the vCPU served it in its TLB fill: runs again when its wait ends
+        return ((F, 0, "tlb"), F, rec["t_wait_end_ns"], None, bound, None)
     hf = match_fault(host, tid, int(rec["page"] or 0), lo, F, bases,
                      a.page_size)
     kvm = bool(hf and hf[2] == "kvm_fault")

@@ -36,6 +36,14 @@ COLORS = {"delivery_ns": "#7b2cbf", "bql_wait_ns": "#2a9d8f",
           "guest_other_ns": "#333333"}
 
 
+def panel_mode(point):
+    """The miss path a point ran: mmio, or uffd with its delivery
+    (uffd-poll, uffd-tlb)."""
+    mode = point["device.mode"]
+    delivery = point.get("device.delivery")
+    return f"{mode}-{delivery}" if delivery else mode
+
+
 def nand_component(recs):
     """Modeled NAND time per filled miss: t_deadline_model - t_decision_start
     (tR + transfer + queueing on the LUN/channel timelines)."""
@@ -48,7 +56,7 @@ def nand_component(recs):
 def analyze_fig1_point(pname, point, pdir):
     """Join one traced point; returns a dict of results."""
     res = {"point": pname, "profile_read_ns": int(point["device.nand-read-ns"]),
-           "mode": point["device.mode"], "bql": point["device.bql"]}
+           "mode": panel_mode(point), "bql": point["device.bql"]}
     if not manifest.is_ok(pdir):
         res["error"] = "point failed"
         return res
@@ -142,7 +150,7 @@ def panel_rows(rows, key):
 
 
 def plot(rows, fdir):
-    """fig1.png: 2 x 4 panels (profile x mode/bql), 5 stacked bars each
+    """fig1.png: 2 x 6 panels (profile x mode-delivery/bql), 5 stacked bars each
     (P50 .. P99.99) as shares of the total; x labels carry the absolute
     total.  @rows: fig1.csv's rows as dicts."""
     if not shutil.which("gnuplot"):
@@ -157,7 +165,7 @@ def plot(rows, fdir):
     cols_ = max(1, (len(panels) + rows_ - 1) // rows_)
     key_h, top = 0.08, 0.94     # key strip at the bottom, title on top
     w, h = 1.0 / cols_, (top - key_h) / rows_
-    gp = [gnuplot.preamble(os.path.join(fdir, "fig1.png"), 1800, 950,
+    gp = [gnuplot.preamble(os.path.join(fdir, "fig1.png"), 300 * cols_, 950,
                            font=",9")]
     gp += [gnuplot.datablock(f"p{i}", panel_rows(rows, k),
                              f"{k[0]} {k[1]} bql={k[2]}: label "

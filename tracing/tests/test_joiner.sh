@@ -4,7 +4,8 @@
 # one behind a decoy fault outside the window), a BQL row, a KVM row, a row
 # whose thread ran before UFFDIO_CONTINUE returned, a row whose victim was
 # unmapped after the wake (defer_unmap), two rows that cannot be matched
-# (no host fault in the window / no resume), and a trace that lost a
+# (no host fault in the window / no resume), a row mapped inside its own
+# wait (delivery=tlb: no host event at all), and a trace that lost a
 # switch-in and one that lost a switch-out.
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -19,7 +20,7 @@ trap 'rm -rf "$tmp"' EXIT
 ok $? "joiner runs on the synthetic input"
 sed 's/^/# /' "$tmp/out.txt" "$tmp/err.txt"
 kv() { sed -n "s/^$1=//p" "$tmp/out.txt"; }
-[ "$(kv breakdown_rows)" = 8 ]; ok $? "breakdown_rows=8 (every record written)"
+[ "$(kv breakdown_rows)" = 9 ]; ok $? "breakdown_rows=9 (every record written)"
 [ "$(kv breakdown_unmatched)" = 2 ]; ok $? "breakdown_unmatched=2"
 [ "$(kv breakdown_unmatched_no_host_fault)" = 1 ] &&
     [ "$(kv breakdown_unmatched_no_resume)" = 1 ]
@@ -39,6 +40,7 @@ exp = {
     "4": (2000, 0, 300, 0, 6200, 100, 400, 9000, "", ""),
     "5": (1000, 0, 200, 0, 6800, 100, 200, 8300, "", ""),
     "7": (1000, 0, 200, 0, 6800, 100, 400, 8500, "", ""),
+    "8": (0, 0, 200, 0, 6800, 0, 0, 7000, "", ""),
 }
 cols = ["delivery_ns", "bql_wait_ns", "model_ns", "unmap_ns", "nand_wait_ns",
         "map_ns", "resume_ns", "total_ns", "handler_tid", "handler_wake_ns"]
@@ -64,8 +66,10 @@ sys.exit(1 if bad else 0)
 EOF
 }
 check_rows "$tmp/bd.csv" >"$tmp/rows.txt"
-ok $? "expected breakdown on every row (TCG, decoy fault, BQL, KVM, early resume, deferred unmap, unmatched)"
+ok $? "expected breakdown on every row (TCG, decoy fault, BQL, KVM, early resume, deferred unmap, tlb, unmatched)"
 sed 's/^/# /' "$tmp/rows.txt"
+grep -q '^8,12,107,3,0,0,0,1,,tlb,91000,98000,' "$tmp/bd.csv"
+ok $? "a row mapped inside its wait: host_event=tlb, H = t_fault, R = t_wait_end"
 
 /usr/bin/python3 - "$tmp/bd-percentiles.csv" "$HERE/../../bench/lib" <<'EOF'
 import csv, sys
@@ -84,7 +88,7 @@ ok $? "percentile table: P50..P99.99, marginal P50 total 8500, at_total rows add
 
 /usr/bin/python3 "$JOIN" --device "$DATA/device.csv" --host "$DATA/host.csv" \
     --base 0x7f0000000000 --gpa-base 0x100000000 -o "$tmp/bd2.csv" \
-    >"$tmp/out2.txt" && grep -q '^breakdown_matched=6$' "$tmp/out2.txt" &&
+    >"$tmp/out2.txt" && grep -q '^breakdown_matched=7$' "$tmp/out2.txt" &&
     grep -q '^4,8,104,.*,1,,kvm_fault,50000,59000,2000,' "$tmp/bd2.csv"
 ok $? "KVM row matched with --gpa-base address check"
 
