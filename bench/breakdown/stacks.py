@@ -165,7 +165,7 @@ def plot(rows, fdir):
     cols_ = max(1, (len(panels) + rows_ - 1) // rows_)
     key_h, top = 0.08, 0.94     # key strip at the bottom, title on top
     w, h = 1.0 / cols_, (top - key_h) / rows_
-    gp = [gnuplot.preamble(os.path.join(fdir, "fig1.png"), 300 * cols_, 950,
+    gp = [gnuplot.preamble(os.path.join(fdir, "fig1.png"), max(1800, 450 * cols_), 950,
                            font=",9")]
     gp += [gnuplot.datablock(f"p{i}", panel_rows(rows, k),
                              f"{k[0]} {k[1]} bql={k[2]}: label "
