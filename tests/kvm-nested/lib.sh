@@ -126,15 +126,16 @@ l1_done_runs() {
 # it runs the plan, its init prints a heartbeat every 15 s: a console
 # silent for KVM_NESTED_L1_PROGRESS_TIMEOUT (120 s) means every vCPU
 # stopped.  An RCU stall in L1 (one vCPU that no longer runs, not even its
-# timer) panics it.  Each counts as a rig failure instead of hanging until
-# the timeout.
+# timer) panics it, and so does a soft lockup (a vCPU that waits in the
+# kernel for another one that no longer answers its interrupts).  Each
+# counts as a rig failure instead of hanging until the timeout.
 boot_l1() {
     local plan=$1 dir=$2 secs=$3
     "$BOOT" --accel tcg --cpu max --ram "${KVM_NESTED_L1_RAM:-3G}" \
         --smp "${KVM_NESTED_L1_SMP:-2}" --timeout "$secs" \
         --start-timeout "${KVM_NESTED_L1_START_TIMEOUT:-300}" \
         --progress-timeout "${KVM_NESTED_L1_PROGRESS_TIMEOUT:-120}" \
-        --append "sysctl.kernel.panic_on_rcu_stall=1" \
+        --append "sysctl.kernel.panic_on_rcu_stall=1 softlockup_panic=1" \
         --kernel "$GUEST_KERNEL" --initrd "$L1_INITRD" \
         --job "$plan" --results "$dir/l1" \
         -- -d cpu_reset -D "$dir/l1/cpu-resets.log" >"$dir/l1.boot.log" 2>&1
