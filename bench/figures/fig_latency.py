@@ -132,7 +132,7 @@ def fig_misslat(pts, outdir, name="fig6-miss-percentiles"):
     parts = [f"$d using 1:{i + 2} with linespoints lw 2 pt 7 title '{labels[i]}'"
              for i in range(len(pnames))]
     parts.append(f"$d using 1:{len(pnames) + 2} with linespoints lw 1 dt 2 pt 6 lc rgb 'gray30' "
-                 "title 'device service P50 (fault to mapped)'")
+                 "title 'device service P50 (fault to mapped and wait end)'")
     parts.append("x with lines lw 2 dt 3 lc rgb 'black' title 'configured (y = x)'")
     script += "plot " + ", \\\n     ".join(parts) + "\n"
     return save_plot(outdir, name, script)
