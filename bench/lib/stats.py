@@ -73,6 +73,22 @@ def miss_threshold_ns(point):
     return configured_read_ns(point) / 2
 
 
+def wait_overshoots_us(records):
+    """How late each fill's own NAND wait ended, t_wait_end - t_deadline
+    (us): the host's share of its tail.  Misses that waited for another
+    access's fill have no wait of their own."""
+    return [(int(r["t_wait_end_ns"]) - int(r["t_deadline_ns"])) / 1000.0
+            for r in records
+            if r.get("waited_loading") == "0" and r["t_deadline_ns"] != "0"
+            and r["t_wait_end_ns"] != "0"]
+
+
+def late_waits(records):
+    """Records flagged late_wait (past the device's late-wait-ns), as the
+    device's own late_waits counts them."""
+    return sum(r.get("late_wait") == "1" for r in records)
+
+
 def summarize_point(outdir, point):
     summary = {}
     raw = tables.read_column(os.path.join(outdir, "mio-dax-raw.csv"), "ns_per_load")
@@ -103,15 +119,9 @@ def summarize_point(outdir, point):
                          for r in records if r["t_mapped_ns"] and r["t_fault_ns"])
         summary["device_records"] = len(records)
         summary.update(pct_dict([h / 1000.0 for h in handler], "device_miss_us_"))
-        # how late each fill's own NAND wait ended (the host's share of its
-        # tail); late_wait marks those past the device's late-wait-ns
-        fills = [r for r in records
-                 if r.get("waited_loading") == "0" and r["t_deadline_ns"] != "0"
-                 and r["t_wait_end_ns"] != "0"]
-        summary.update(pct_dict([(int(r["t_wait_end_ns"]) -
-                                  int(r["t_deadline_ns"])) / 1000.0
-                                 for r in fills], "wait_overshoot_us_"))
-        summary["late_waits"] = sum(r.get("late_wait") == "1" for r in fills)
+        summary.update(pct_dict(wait_overshoots_us(records),
+                                "wait_overshoot_us_"))
+        summary["late_waits"] = late_waits(records)
     st = tables.read_json(os.path.join(outdir, "stats-cxl-vmem0.json"))
     if st is not None:
         summary["device_stats"] = st
