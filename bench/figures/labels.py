@@ -23,5 +23,12 @@ def setup_desc(pts):
     props = [p.manifest.get("device_properties") or {} for p in pts]
     deliveries = sorted({"mmio" if d.get("mode") == "mmio" else d.get("delivery", "?")
                          for d in props})
-    evictions = sorted({d.get("eviction", "?") for d in props})
-    return f"{acc}, delivery={'/'.join(deliveries)}, eviction={'/'.join(evictions)}"
+    by_threads = {}
+    for p, d in zip(pts, props):
+        by_threads.setdefault(d.get("eviction", "?"), set()).add(p.threads)
+    if len(by_threads) == 1:
+        ev = next(iter(by_threads))
+    else:
+        ev = ", ".join(f"{e} at {'/'.join(map(str, sorted(t)))} thread(s)"
+                       for e, t in sorted(by_threads.items(), key=lambda kv: min(kv[1])))
+    return f"{acc}, delivery={'/'.join(deliveries)}, eviction={ev}"
