@@ -37,9 +37,16 @@ from tap import diag, ok  # noqa: E402
 NATIVE = os.environ.get("NATIVE", os.path.join(TOP, "build", "bench", "cxlssd-native"))
 
 
-def run(args, timeout=50):
-    p = subprocess.run([NATIVE] + args, capture_output=True, text=True,
-                       timeout=timeout)
+def run(args, timeout=300):
+    """(status, stdout, stderr) of one cxlssd-native run; a run takes
+    seconds, and the timeout only catches a hang: a clean-clone CI run with
+    the host's 2 CPUs shared by other jobs (load average 11) took over 50 s
+    for one 20000-sample chase pinned to a CPU."""
+    try:
+        p = subprocess.run([NATIVE] + args, capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        return -1, e.stdout or "", f"timed out after {timeout} s: {e.stderr or ''}"
     return p.returncode, p.stdout, p.stderr
 
 
