@@ -3,16 +3,19 @@ key=value text (guest-info, accel, the tools' stdout).  A file that does
 not exist reads as empty (None for JSON): a point may lack any of them."""
 
 import csv
+import gzip
 import json
 import math
 import os
 
 
 def read_csv(path):
-    """Rows of a CSV file with a header, as dicts; [] if it does not exist."""
+    """Rows of a CSV file with a header (gzipped when its name ends in
+    .gz), as dicts; [] if it does not exist."""
     if not os.path.exists(path):
         return []
-    with open(path, newline="") as f:
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", newline="") as f:
         return list(csv.DictReader(f))
 
 

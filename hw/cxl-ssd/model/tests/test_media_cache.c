@@ -196,12 +196,32 @@ static void check_file(const volatile uint64_t *ack, const char *what)
     dev_close(&d, true);
 }
 
+static uint64_t stores_acknowledged(const volatile uint64_t *ack)
+{
+    uint64_t n = 0;
+    for (uint64_t p = 0; p < HOT; p++) {
+        n += ack[p];
+    }
+    return n;
+}
+
+/*
+ * The delay counts from the child's first finished store, not from the
+ * fork: under ThreadSanitizer on a loaded host (a clean-clone CI run at
+ * load average 11) the child's start alone took more than 100 ms, and a
+ * writer killed before its first store leaves nothing to check.  A child
+ * that never stores within 60 s is killed then.
+ */
 static void kill_child_after(volatile uint64_t *ack, unsigned seed,
                              long delay_us)
 {
+    uint64_t before = stores_acknowledged(ack);
     pid_t pid = fork();
     if (pid == 0) {
         child(ack, seed);
+    }
+    for (int ms = 0; ms < 60000 && stores_acknowledged(ack) == before; ms++) {
+        usleep(1000);
     }
     usleep((useconds_t)delay_us);
     kill(pid, SIGKILL);
