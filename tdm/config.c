@@ -105,6 +105,32 @@ static int parse_policy(struct tdm_config *cfg, const char *v, char *err,
     return 0;
 }
 
+/* TDM_STATS_INTERVALS and TDM_STATS_INTERVAL_MS (the interval needs the
+ * path: a lone interval would be a run without the rows it asked for) */
+static int parse_intervals(struct tdm_config *cfg,
+                           const char *(*get)(const char *), char *err,
+                           size_t errlen)
+{
+    const char *v = get("TDM_STATS_INTERVALS");
+    cfg->intervals_path = v && *v ? v : NULL;
+    v = get("TDM_STATS_INTERVAL_MS");
+    if (!v || !*v) {
+        return 0;
+    }
+    uint64_t ms;
+    if (!parse_number(v, strlen(v), false, &ms) || !ms ||
+        ms > TDM_INTERVAL_MS_MAX) {
+        return bad(err, errlen, "TDM_STATS_INTERVAL_MS", v,
+                   "expected 1..3600000 (milliseconds)");
+    }
+    if (!cfg->intervals_path) {
+        return bad(err, errlen, "TDM_STATS_INTERVAL_MS", v,
+                   "needs TDM_STATS_INTERVALS=PATH (where the rows go)");
+    }
+    cfg->interval_ms = ms;
+    return 0;
+}
+
 int tdm_config_parse(struct tdm_config *cfg, const char *(*get)(const char *),
                      char *err, size_t errlen)
 {
@@ -114,6 +140,7 @@ int tdm_config_parse(struct tdm_config *cfg, const char *(*get)(const char *),
         .recur_bytes = TDM_RECUR_BYTES_DEFAULT,
         .recur_window_ms = TDM_RECUR_WINDOW_MS_DEFAULT,
         .flush = TDM_FLUSH_REQ_AUTO,
+        .interval_ms = TDM_INTERVAL_MS_DEFAULT,
     };
     const char *v = get("TDM");
     if (v && *v) {
@@ -159,5 +186,5 @@ int tdm_config_parse(struct tdm_config *cfg, const char *(*get)(const char *),
     }
     v = get("TDM_STATS");
     cfg->stats_path = v && *v ? v : NULL;
-    return 0;
+    return parse_intervals(cfg, get, err, errlen);
 }

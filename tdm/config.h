@@ -6,6 +6,8 @@
  *   TDM_ALLOW_NONDAX=0|1        test only: map files without MAP_SYNC
  *   TDM_FLUSH=auto|clwb|clflushopt|clflush|none
  *   TDM_STATS=PATH              the statistics CSV, "%p" = the pid
+ *   TDM_STATS_INTERVALS=PATH    the per-interval CSV, "%p" = the pid
+ *   TDM_STATS_INTERVAL_MS=1..3600000  its interval (1000; needs the path)
  */
 #ifndef TDM_CONFIG_H
 #define TDM_CONFIG_H
@@ -31,10 +33,14 @@ struct tdm_config {
     bool allow_nondax;
     enum tdm_flush_req flush;
     const char *stats_path;     /* NULL: no statistics file */
+    const char *intervals_path; /* NULL: no per-interval rows */
+    uint64_t interval_ms;       /* their interval */
 };
 
 #define TDM_RECUR_BYTES_DEFAULT (64u * 1024)
 #define TDM_RECUR_WINDOW_MS_DEFAULT 1000u
+#define TDM_INTERVAL_MS_DEFAULT 1000u
+#define TDM_INTERVAL_MS_MAX 3600000u
 
 extern struct tdm_config tdm_cfg;
 

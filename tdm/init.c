@@ -17,7 +17,7 @@ void tdm_proc_init(void);
 enum tdm_flush_kind tdm_flush_in_use;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static char stats_path[4096];
+static char stats_path[4096], intervals_path[4096];
 static bool enabled;
 static _Thread_local int depth __attribute__((tls_model("initial-exec")));
 
@@ -33,6 +33,19 @@ __attribute__((noreturn)) static void fail(const char *msg)
         (void)!tdm_real.write(2, "\n", 1);
     }
     _exit(2);
+}
+
+/* @path made absolute in @buf (from the current directory); @path itself
+ * if absolute, NULL or too long */
+static const char *absolute(const char *path, char *buf, size_t size)
+{
+    if (path && path[0] != '/' && strlen(path) + 2 < size &&
+        getcwd(buf, size - strlen(path) - 1)) {
+        strcat(buf, "/");
+        strcat(buf, path);
+        return buf;
+    }
+    return path;
 }
 
 static void init_once(void)
@@ -54,14 +67,14 @@ static void init_once(void)
                  tdm_flush_supported(TDM_FLUSH_CLFLUSH) ? " clflush" : "");
         fail(err);
     }
-    /* a relative TDM_STATS names a file in the directory the program
-     * started in, wherever it is at exit */
-    if (tdm_cfg.stats_path && tdm_cfg.stats_path[0] != '/' &&
-        strlen(tdm_cfg.stats_path) + 2 < sizeof(stats_path) &&
-        getcwd(stats_path, sizeof(stats_path) - strlen(tdm_cfg.stats_path) - 1)) {
-        strcat(stats_path, "/");
-        strcat(stats_path, tdm_cfg.stats_path);
-        tdm_cfg.stats_path = stats_path;
+    /* a relative TDM_STATS (or TDM_STATS_INTERVALS) names a file in the
+     * directory the program started in, wherever it is at exit */
+    tdm_cfg.stats_path = absolute(tdm_cfg.stats_path, stats_path,
+                                  sizeof(stats_path));
+    tdm_cfg.intervals_path = absolute(tdm_cfg.intervals_path, intervals_path,
+                                      sizeof(intervals_path));
+    if (tdm_cfg.intervals_path) {
+        tdm_stats_interval_start(tdm_cfg.interval_ms, tdm_cfg.intervals_path);
     }
     tdm_safecopy_install();
     tdm_proc_init();
@@ -88,16 +101,26 @@ void tdm_leave(void)
     depth--;
 }
 
+static void cannot_write(const char *path)
+{
+    char msg[256];
+    snprintf(msg, sizeof(msg), "tdm: cannot write the statistics to %s", path);
+    if (tdm_real.write(2, msg, strlen(msg)) >= 0) {
+        (void)!tdm_real.write(2, "\n", 1);
+    }
+}
+
 void tdm_write_stats(void)
 {
-    if (enabled && tdm_cfg.stats_path &&
+    if (!enabled) {
+        return;
+    }
+    if (tdm_cfg.stats_path &&
         tdm_stats_write(tdm_cfg.stats_path, tdm_flush_name(tdm_flush_in_use))) {
-        char msg[256];
-        snprintf(msg, sizeof(msg), "tdm: cannot write the statistics to %s",
-                 tdm_cfg.stats_path);
-        if (tdm_real.write(2, msg, strlen(msg)) >= 0) {
-            (void)!tdm_real.write(2, "\n", 1);
-        }
+        cannot_write(tdm_cfg.stats_path);
+    }
+    if (tdm_cfg.intervals_path && tdm_stats_interval_flush()) {
+        cannot_write(tdm_cfg.intervals_path);
     }
 }
 

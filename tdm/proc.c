@@ -36,17 +36,20 @@ static void fork_prepare(void)
 {
     tdm_fd_lock_all();
     tdm_files_lock_all();
+    tdm_stats_lock_all();
     tdm_fd_each(give_locked, NULL);
 }
 
 static void fork_parent(void)
 {
+    tdm_stats_unlock_all();
     tdm_files_unlock_all(false);
     tdm_fd_unlock_all();
 }
 
 static void fork_child(void)
 {
+    tdm_stats_unlock_all();
     tdm_files_unlock_all(true);
     tdm_fd_unlock_all();
     tdm_stats_reset();

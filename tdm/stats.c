@@ -22,6 +22,10 @@ const char tdm_stats_header[] =
     "hot_regions";
 
 static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
+/* held across an append: a fork while a thread held the file's flock
+ * would leave the child a copy of that description, and with it the lock,
+ * for good (every later append, in any process, would wait on it) */
+static pthread_mutex_t append_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tdm_stats_file *files;
 
 struct tdm_stats_file *tdm_stats_file(dev_t dev, ino_t ino, const char *path)
@@ -48,6 +52,17 @@ struct tdm_stats_file *tdm_stats_file(dev_t dev, ino_t ino, const char *path)
     return f;
 }
 
+unsigned tdm_stats_size_bucket(ssize_t ret)
+{
+    if (ret <= (1 << TDM_SIZE_MIN_SHIFT)) {
+        return 0;
+    }
+    /* the power of two at or above ret */
+    unsigned log2 = 64 - (unsigned)__builtin_clzll((unsigned long long)ret - 1);
+    unsigned b = log2 - TDM_SIZE_MIN_SHIFT;
+    return b < TDM_SIZE_BUCKETS ? b : TDM_SIZE_BUCKETS - 1;
+}
+
 void tdm_stats_io(struct tdm_stats_file *f, int write, int served,
                   ssize_t ret)
 {
@@ -59,7 +74,10 @@ void tdm_stats_io(struct tdm_stats_file *f, int write, int served,
         { TDM_C_READ_BYTES_PASSED, TDM_C_READ_BYTES_SERVED },
         { TDM_C_WRITE_BYTES_PASSED, TDM_C_WRITE_BYTES_SERVED },
     };
+    tdm_stats_interval_tick();
     tdm_stats_add(f, calls[!!write][!!served], 1);
+    atomic_fetch_add_explicit(&f->sizes[!!write][tdm_stats_size_bucket(ret)],
+                              1, memory_order_relaxed);
     if (ret > 0) {
         tdm_stats_add(f, bytes[!!write][!!served], (uint64_t)ret);
     }
@@ -71,7 +89,38 @@ void tdm_stats_reset(void)
         for (int c = 0; c < TDM_C_COUNT; c++) {
             atomic_store_explicit(&f->c[c], 0, memory_order_relaxed);
         }
+        for (int w = 0; w < 2; w++) {
+            for (int b = 0; b < TDM_SIZE_BUCKETS; b++) {
+                atomic_store_explicit(&f->sizes[w][b], 0,
+                                      memory_order_relaxed);
+            }
+        }
+        memset(f->c_reported, 0, sizeof(f->c_reported));
+        memset(f->sizes_reported, 0, sizeof(f->sizes_reported));
     }
+}
+
+struct tdm_stats_file *tdm_stats_lock(void)
+{
+    pthread_mutex_lock(&files_lock);
+    return files;
+}
+
+void tdm_stats_unlock(void)
+{
+    pthread_mutex_unlock(&files_lock);
+}
+
+void tdm_stats_lock_all(void)
+{
+    pthread_mutex_lock(&files_lock);
+    pthread_mutex_lock(&append_lock);
+}
+
+void tdm_stats_unlock_all(void)
+{
+    pthread_mutex_unlock(&append_lock);
+    pthread_mutex_unlock(&files_lock);
 }
 
 static const char *map_name(int map)
@@ -105,8 +154,7 @@ static void put_reasons(FILE *out, unsigned r)
     }
 }
 
-/* a CSV field: quoted where it holds a comma, a quote or a line break */
-static void put_field(FILE *out, const char *s)
+void tdm_stats_put_field(FILE *out, const char *s)
 {
     if (!strpbrk(s, ",\"\r\n")) {
         fputs(s, out);
@@ -134,7 +182,7 @@ static void put_rows(FILE *out, const char *flush)
             continue;
         }
         fprintf(out, "%ld,", (long)getpid());
-        put_field(out, f->path);
+        tdm_stats_put_field(out, f->path);
         fprintf(out, ",%ju,%ju,%s,", (uintmax_t)f->dev, (uintmax_t)f->ino,
                 map_name(atomic_load(&f->map)));
         put_reasons(out, atomic_load(&f->reasons));
@@ -167,12 +215,43 @@ static int expand_path(const char *template, char *path, size_t size)
     return 0;
 }
 
-int tdm_stats_write(const char *path_template, const char *flush)
+int tdm_stats_append(const char *path_template, const char *header,
+                     const char *rows, size_t len)
 {
     char path[4096];
     if (expand_path(path_template, path, sizeof(path))) {
         return -1;
     }
+    pthread_mutex_lock(&append_lock);
+    int fd = tdm_real.openat(AT_FDCWD, path,
+                             O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int rc = -1;
+    struct stat st;
+    if (fd >= 0 && !flock(fd, LOCK_EX) && !fstat(fd, &st)) {
+        rc = 0;
+        if (st.st_size == 0 &&
+            (tdm_real.write(fd, header, strlen(header)) < 0 ||
+             tdm_real.write(fd, "\n", 1) < 0)) {
+            rc = -1;
+        }
+        for (size_t off = 0; !rc && off < len;) {
+            ssize_t w = tdm_real.write(fd, rows + off, len - off);
+            if (w <= 0) {
+                rc = -1;
+            } else {
+                off += (size_t)w;
+            }
+        }
+    }
+    if (fd >= 0) {
+        tdm_real.close(fd);
+    }
+    pthread_mutex_unlock(&append_lock);
+    return rc;
+}
+
+int tdm_stats_write(const char *path_template, const char *flush)
+{
     pthread_mutex_lock(&files_lock);
     char *rows = NULL;
     size_t len = 0;
@@ -189,30 +268,7 @@ int tdm_stats_write(const char *path_template, const char *flush)
     if (!rows) {
         return -1;
     }
-    int fd = tdm_real.openat(AT_FDCWD, path,
-                             O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    int rc = -1;
-    struct stat st;
-    if (fd >= 0 && !flock(fd, LOCK_EX) && !fstat(fd, &st)) {
-        rc = 0;
-        if (st.st_size == 0 &&
-            (tdm_real.write(fd, tdm_stats_header,
-                            sizeof(tdm_stats_header) - 1) < 0 ||
-             tdm_real.write(fd, "\n", 1) < 0)) {
-            rc = -1;
-        }
-        for (size_t off = 0; !rc && off < len;) {
-            ssize_t w = tdm_real.write(fd, rows + off, len - off);
-            if (w <= 0) {
-                rc = -1;
-            } else {
-                off += (size_t)w;
-            }
-        }
-    }
-    if (fd >= 0) {
-        tdm_real.close(fd);
-    }
+    int rc = tdm_stats_append(path_template, tdm_stats_header, rows, len);
     free(rows);
     return rc;
 }

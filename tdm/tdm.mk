@@ -23,7 +23,7 @@
 
 TDM_DIR := $(TOP)/tdm
 TDM_ENGINE := calls config fdops fdtable files init mapping meta persist \
-    policy proc rw safecopy stats
+    policy proc rw safecopy stats stats_interval
 TDM_LIB := $(BUILD)/tdm/libtdm.so
 TDM_CFLAGS := $(PROJECT_CFLAGS) -U_FORTIFY_SOURCE
 TDM_TEST_DIR := $(TDM_DIR)/tests

@@ -9,6 +9,16 @@
 #   $(BUILD)/tracing/test_tracing_e2e      TAP: real trace-run + bpftrace +
 #                                       joiner on uffd_workload (SKIPs with
 #                                       the reason if bpftrace cannot attach)
+#   $(BUILD)/tracing/tdm-extents        the files' extents (FIEMAP) for
+#                                       tdm-join.py --extents (guest)
+#   $(BUILD)/tracing/test_tracing_tdm_join      TAP: tdm-join.py on
+#                                       synthetic input, tdm-extents
+#   $(BUILD)/tracing/test_tracing_tdm_syscalls  TAP: tdm-syscalls counts a
+#                                       program's calls exactly (bpftrace)
+#
+# The TDM tooling (issue 36; tracing/README.md "TDM tooling"):
+#   tracing/tdm-syscalls -o syscalls.csv -- CMD     (guest, bpftrace)
+#   tracing/tdm-join.py --layer-stats ... --records ... --out DIR
 #
 # Usage after a device run (see tracing/README.md):
 #   tracing/trace-run -a tcg -o host.csv -- qemu-system-x86_64 ...
@@ -40,15 +50,44 @@ $(TRACING_BUILD)/test_tracing_e2e: $(TRACING_DIR)/tests/test_e2e.sh \
 	    "$(TRACING_BUILD)/uffd_workload" "$<" >$@
 	chmod +x $@
 
-# The joiner needs no QEMU (UNIT_TESTS); the end-to-end test needs bpftrace.
-UNIT_TESTS += $(TRACING_BUILD)/test_tracing_joiner
-TESTS += $(TRACING_BUILD)/test_tracing_e2e
+$(TRACING_BUILD)/tdm-extents: $(TRACING_DIR)/tdm_extents.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TRACING_CFLAGS) $< -o $@
+
+$(TRACING_BUILD)/syscall_workload: $(TRACING_DIR)/tests/syscall_workload.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TRACING_CFLAGS) $< -o $@
+
+$(TRACING_BUILD)/test_tracing_tdm_join: $(TRACING_DIR)/tests/test_tdm_join.sh \
+    $(TRACING_DIR)/tdm-join.py $(TRACING_DIR)/tdm_inputs.py \
+    $(TRACING_BUILD)/tdm-extents
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\nTDM_EXTENTS="%s" exec "%s" "$$@"\n' \
+	    "$(TRACING_BUILD)/tdm-extents" "$<" >$@
+	chmod +x $@
+
+$(TRACING_BUILD)/test_tracing_tdm_syscalls: \
+    $(TRACING_DIR)/tests/test_tdm_syscalls.sh $(TRACING_DIR)/tdm-syscalls \
+    $(TRACING_DIR)/bpf/tdm-syscalls.bt $(TRACING_BUILD)/syscall_workload \
+    $(TDM_LIB)
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\nTRACING_SYSCALL_WORKLOAD="%s" TDM_LIB="%s" exec "%s" "$$@"\n' \
+	    "$(TRACING_BUILD)/syscall_workload" "$(TDM_LIB)" "$<" >$@
+	chmod +x $@
+
+# The joiners need no QEMU (UNIT_TESTS); the tests that run bpftrace are
+# in TESTS (root, a kernel that lets bpftrace attach).
+UNIT_TESTS += $(TRACING_BUILD)/test_tracing_joiner \
+    $(TRACING_BUILD)/test_tracing_tdm_join
+TESTS += $(TRACING_BUILD)/test_tracing_e2e \
+    $(TRACING_BUILD)/test_tracing_tdm_syscalls
 TEST_AREAS += tracing
 TEST_AREA_tracing := $(TRACING_BUILD)/test_tracing_joiner \
-    $(TRACING_BUILD)/test_tracing_e2e
+    $(TRACING_BUILD)/test_tracing_e2e $(TRACING_BUILD)/test_tracing_tdm_join \
+    $(TRACING_BUILD)/test_tracing_tdm_syscalls
 
 .PHONY: tracing tracing-deps
 all: tracing
-tracing: $(TRACING_BUILD)/uffd_workload
+tracing: $(TRACING_BUILD)/uffd_workload $(TRACING_BUILD)/tdm-extents
 tracing-deps:
 	$(TRACING_DIR)/install-deps.sh

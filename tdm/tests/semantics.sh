@@ -61,3 +61,37 @@ tdm_has_reason() {
     esac
     return 1
 }
+
+# tdm_intervals_match STATS INTERVALS: the interval rows (TDM_STATS_INTERVALS)
+# add up to the rows at exit (TDM_STATS): every read/write count and byte
+# column summed over the rows of the processes that wrote rows at exit
+# (one that ended in _exit or a signal wrote interval rows only), each
+# op's size buckets summed to its calls,
+# and every row's t_ns a multiple of its interval_ns.  Prints what differs.
+tdm_intervals_match() {
+    awk -F, '
+        FNR == 1 { for (i = 1; i <= NF; i++) col[FILENAME, $i] = i; next }
+        function v(name) { return $(col[FILENAME, name]) + 0 }
+        FILENAME == ARGV[1] {
+            for (k = 0; k < 8; k++) total[k] += v(names[k]); pids[$1]; next }
+        !(v("pid") in pids) { next }
+        {
+            for (k = 0; k < 8; k++) iv[k] += v(names[k])
+            r0 = col[FILENAME, "read_calls_le_512_bytes"]
+            w0 = col[FILENAME, "write_calls_le_512_bytes"]
+            for (i = 0; i < 13; i++) { rb += $(r0 + i); wb += $(w0 + i) }
+            if (v("t_ns") % v("interval_ns") != 0) { print "unaligned t_ns " $1; bad = 1 }
+            rc += v("read_calls_served") + v("read_calls_passed")
+            wc += v("write_calls_served") + v("write_calls_passed")
+            rows++
+        }
+        BEGIN { split("read_calls_served read_calls_passed read_bytes_served read_bytes_passed write_calls_served write_calls_passed write_bytes_served write_bytes_passed", a, " ")
+                for (k = 0; k < 8; k++) names[k] = a[k + 1] }
+        END {
+            for (k = 0; k < 8; k++)
+                if (total[k] != iv[k]) { print names[k] ": " total[k] " at exit, " iv[k] " in intervals"; bad = 1 }
+            if (rb != rc || wb != wc) { print "size buckets " rb "/" wb " != calls " rc "/" wc; bad = 1 }
+            if (!rows) { print "no interval rows"; bad = 1 }
+            exit bad
+        }' "$1" "$2"
+}

@@ -6,6 +6,8 @@
  * statistics CSV (header, quoting, appending rows).  Built plain and
  * under ASan/UBSan and TSan.
  */
+#include <inttypes.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -70,6 +72,14 @@ static void check_config(void)
                c.allow_nondax && c.flush == TDM_FLUSH_REQ_CLFLUSH &&
                !strcmp(c.stats_path, "/x/%p.csv"),
            "recur with its defaults, the switch, clflush, a stats path");
+    tap_ok(parse((const char *const[]) { NULL }, &c, err, sizeof(err)) == 0 &&
+               !c.intervals_path && c.interval_ms == 1000,
+           "no interval rows by default (interval 1000 ms once asked for)");
+    tap_ok(parse((const char *const[]) { "TDM_STATS_INTERVALS", "iv-%p.csv",
+                                         "TDM_STATS_INTERVAL_MS", "250", NULL },
+                 &c, err, sizeof(err)) == 0 &&
+               !strcmp(c.intervals_path, "iv-%p.csv") && c.interval_ms == 250,
+           "TDM_STATS_INTERVALS with TDM_STATS_INTERVAL_MS=250");
     static const char *const bads[][3] = {
         { "TDM", "yes", "TDM=\"yes\": expected on, off, 1 or 0" },
         { "TDM_POLICY", "most", "TDM_POLICY=\"most\": expected all, size:BYTES" },
@@ -86,6 +96,10 @@ static void check_config(void)
         { "TDM_POLICY", "recur:4K:1K", "TDM_POLICY=\"recur:4K:1K\"" },
         { "TDM_ALLOW_NONDAX", "true", "TDM_ALLOW_NONDAX=\"true\": expected 0 or 1" },
         { "TDM_FLUSH", "sfence", "TDM_FLUSH=\"sfence\": expected auto, clwb" },
+        { "TDM_STATS_INTERVAL_MS", "0", "expected 1..3600000 (milliseconds)" },
+        { "TDM_STATS_INTERVAL_MS", "3600001", "TDM_STATS_INTERVAL_MS=\"3600001\"" },
+        { "TDM_STATS_INTERVAL_MS", "1s", "TDM_STATS_INTERVAL_MS=\"1s\"" },
+        { "TDM_STATS_INTERVAL_MS", "100", "needs TDM_STATS_INTERVALS=PATH" },
     };
     for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
         const char *table[] = { bads[i][0], bads[i][1], NULL };
@@ -320,6 +334,82 @@ static void check_stats(void)
     rmdir(dir);
 }
 
+/* the lines of @path (at most @max, each at most 2048 bytes) */
+static int read_lines(const char *path, char lines[][2048], int max)
+{
+    FILE *in = fopen(path, "r");
+    int n = 0;
+    while (in && n < max && fgets(lines[n], sizeof(lines[n]), in)) {
+        n++;
+    }
+    if (in) {
+        fclose(in);
+    }
+    return n;
+}
+
+static void check_intervals(void)
+{
+    static const ssize_t rets[] = { -1, 0, 512, 513, 1024, 1025, 1 << 20,
+                                    (1 << 20) + 1, 1l << 40 };
+    static const unsigned want[] = { 0, 0, 0, 1, 1, 2, 11, 12, 12 };
+    bool good = true;
+    for (size_t i = 0; i < sizeof(rets) / sizeof(rets[0]); i++) {
+        good &= tdm_stats_size_bucket(rets[i]) == want[i];
+    }
+    tap_ok(good, "size buckets: <= 512 (0 and errors too), powers of two, > 1 MiB");
+    char dir[] = "/tmp/tdm-units.XXXXXX", tmpl[256];
+    if (!mkdtemp(dir)) {
+        tap_ok(false, "a temporary directory");
+        return;
+    }
+    char lines[4][2048], want1[512], want2[512];
+    snprintf(tmpl, sizeof(tmpl), "%s/iv.csv", dir);
+    tdm_stats_interval_start(1000, tmpl);
+    uint64_t idx = atomic_load(&tdm_stats_interval_cur);
+    struct tdm_stats_file *f = tdm_stats_file(3, 4, "/iv");
+    tdm_stats_io(f, 0, 1, 4096);
+    tdm_stats_io(f, 0, 0, 513);
+    tdm_stats_io(f, 1, 1, 2000000);
+    /* a call 5 intervals later claims the interval and writes its row */
+    tdm_stats_interval_next(idx + 5);
+    tdm_stats_interval_next(idx + 4);
+    tdm_stats_io(f, 1, 0, 10);
+    tdm_stats_interval_flush();
+    /* a failed call's errno survives the row it claims, written or not */
+    snprintf(want1, sizeof(want1), "%s/none/iv.csv", dir);
+    tdm_stats_interval_start(1000, want1);
+    tdm_stats_io(f, 0, 0, -1);
+    errno = EINVAL;
+    tdm_stats_interval_next(atomic_load(&tdm_stats_interval_cur) + 1);
+    tap_ok(errno == EINVAL, "the errno of the call that claims an interval stays");
+    tdm_stats_interval_ns = 0;
+    int n = read_lines(tmpl, lines, 4);
+    tap_ok(n == 3 && !strncmp(lines[0], tdm_stats_interval_header,
+                              strlen(tdm_stats_interval_header)),
+           "the header once, one row per interval with calls (%d lines)", n);
+    snprintf(want1, sizeof(want1),
+             "%" PRIu64 ",1000000000,%ld,/iv,3,4,1,1,4096,513,1,0,2000000,0,"
+             "0,1,0,1,0,0,0,0,0,0,0,0,0,"
+             "0,0,0,0,0,0,0,0,0,0,0,0,1\n",
+             idx * 1000000000u, (long)getpid());
+    snprintf(want2, sizeof(want2),
+             "%" PRIu64 ",1000000000,%ld,/iv,3,4,0,0,0,0,0,1,0,10,"
+             "0,0,0,0,0,0,0,0,0,0,0,0,0,"
+             "1,0,0,0,0,0,0,0,0,0,0,0,0\n",
+             (idx + 5) * 1000000000u, (long)getpid());
+    tap_ok(n == 3 && !strcmp(lines[1], want1),
+           "the first interval's row: its start, served and passed calls and "
+           "bytes, the size buckets");
+    tap_diag("row: %s", n > 1 ? lines[1] : "");
+    tap_ok(n == 3 && !strcmp(lines[2], want2),
+           "the row at exit: only what came after, in the claimed interval");
+    tap_diag("row: %s", n > 2 ? lines[2] : "");
+    tdm_stats_reset();
+    unlink(tmpl);
+    rmdir(dir);
+}
+
 int main(void)
 {
     tdm_real_init();
@@ -329,5 +419,6 @@ int main(void)
     check_rwlock();
     check_fdtable();
     check_stats();
+    check_intervals();
     return tap_done();
 }
