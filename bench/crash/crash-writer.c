@@ -140,18 +140,27 @@ static void flush_range(const void *p, size_t len)
 
 /* ---- opening the log ---- */
 
-/* pwrite: preallocate (blocks and their metadata durable before the
- * first record), then read the whole log with pread(2) */
-static uint8_t *read_log(struct writer *w, const struct stat *st)
+/* mapsync, pwrite: the file's blocks allocated (and their metadata
+ * durable) to --size before the first record */
+static void preallocate(struct writer *w, const struct stat *st)
 {
     if (!w->size) {
         errno = EINVAL;
-        die("pwrite needs --size");
+        die("mapsync and pwrite need --size");
     }
-    if ((uint64_t)st->st_size < w->size &&
-        (posix_fallocate(w->fd, 0, (off_t)w->size) || fsync(w->fd))) {
-        die("preallocating the pwrite file");
+    if ((uint64_t)st->st_size >= w->size) {
+        return;
     }
+    int e = posix_fallocate(w->fd, 0, (off_t)w->size);
+    if (e || fsync(w->fd) < 0) {
+        errno = e ? e : errno;
+        die("preallocating the log");
+    }
+}
+
+/* pwrite: read the whole log with pread(2) */
+static uint8_t *read_log(struct writer *w)
+{
     uint8_t *buf = calloc(1, w->size);
     uint64_t off = 0;
     ssize_t r = 1;
@@ -203,18 +212,12 @@ static void open_log(struct writer *w)
         w->map = mmap(NULL, w->size, PROT_READ | PROT_WRITE, MAP_SHARED,
                       w->fd, 0);
     } else if (w->kind == KIND_PWRITE) {
-        w->map = read_log(w, &st);
+        preallocate(w, &st);
+        w->map = read_log(w);
     } else if (w->kind == KIND_MAPSYNC) {
-        if (!w->size) {
-            errno = EINVAL;
-            die("mapsync needs --size");
-        }
-        /* blocks allocated (and their metadata durable) before mapping:
-         * a MAP_SYNC store never needs a later fsync */
-        if ((uint64_t)st.st_size < w->size &&
-            (posix_fallocate(w->fd, 0, (off_t)w->size) || fsync(w->fd))) {
-            die("preallocating the mapsync file");
-        }
+        /* a MAP_SYNC store into preallocated blocks never needs a later
+         * fsync */
+        preallocate(w, &st);
         w->map = mmap(NULL, w->size, PROT_READ | PROT_WRITE,
                       MAP_SHARED_VALIDATE | MAP_SYNC, w->fd, 0);
     } else {
