@@ -19,7 +19,10 @@
 # SANITIZER_TESTS; `make tdm-tests` builds them, `make test-tdm` runs them.
 # tdm/guest/test-tdm-dax runs the semantics test on a DAX filesystem in
 # the guest (it needs libtdm.so, tdm_ops, tdm_scenarios and
-# tdm/tests/semantics.sh there: tdm/README.md "Tests").
+# tdm/tests/semantics.sh there: tdm/README.md "Tests"): the five are
+# copied to $(TDM_GUEST_DIR), /usr/lib/tdm in the persistent-memory image
+# (tests/pmem/test-pmem runs the script, bench/crash's stream e preloads
+# the library).
 
 TDM_DIR := $(TOP)/tdm
 TDM_ENGINE := calls config fdops fdtable files init mapping meta persist \
@@ -121,6 +124,22 @@ UNIT_TESTS += $(TDM_UNIT_TESTS)
 SANITIZER_TESTS += $(TDM_SANITIZER_TESTS)
 TEST_AREAS += tdm
 TEST_AREA_tdm := $(TDM_UNIT_TESTS) $(TDM_SANITIZER_TESTS)
+
+# the guest's copies, packed into the persistent-memory image
+TDM_GUEST_DIR := $(GUEST_PMEM_BIN_DIR)/usr/lib/tdm
+TDM_GUEST_PROGS := $(patsubst $(BUILD)/tdm/%,$(TDM_GUEST_DIR)/%,$(TDM_PLAIN_PROGS))
+TDM_GUEST_FILES := $(TDM_GUEST_PROGS) $(TDM_GUEST_DIR)/semantics.sh \
+    $(TDM_GUEST_DIR)/test-tdm-dax
+$(TDM_GUEST_PROGS): $(TDM_GUEST_DIR)/%: $(BUILD)/tdm/%
+	@mkdir -p $(@D)
+	cp $< $@
+$(TDM_GUEST_DIR)/semantics.sh: $(TDM_TEST_DIR)/semantics.sh
+	@mkdir -p $(@D)
+	cp $< $@
+$(TDM_GUEST_DIR)/test-tdm-dax: $(TDM_DIR)/guest/test-tdm-dax
+	@mkdir -p $(@D)
+	cp $< $@
+$(GUEST_PMEM_LAYER): $(TDM_GUEST_FILES)
 
 .PHONY: tdm
 all: tdm

@@ -10,6 +10,11 @@
  * KIND says how a record is made durable:
  *   fsync    PATH is a file on a DAX filesystem: write(2) with O_APPEND,
  *            then fsync(2)
+ *   pwrite   PATH is a file on a DAX filesystem, preallocated to --size
+ *            (posix_fallocate, fsync): pwrite(2) of the record in place,
+ *            then fdatasync(2) (odd records) or fsync(2) (even ones); the
+ *            log is read back with pread(2).  Ordinary calls only, so an
+ *            LD_PRELOAD layer can serve them (tdm/README.md)
  *   mapsync  PATH is a file on a DAX filesystem, preallocated to --size and
  *            mapped MAP_SHARED_VALIDATE | MAP_SYNC: memcpy, then libpmem's
  *            pmem_persist()
@@ -49,9 +54,13 @@
 
 #define DEVDAX_ALIGN (2ull << 20)
 
-enum kind { KIND_FSYNC, KIND_MAPSYNC, KIND_DEVDAX, KIND_PMEMOBJ, NKINDS };
-static const char *const kind_names[] = { "fsync", "mapsync", "devdax",
-                                          "pmemobj" };
+enum kind { KIND_FSYNC, KIND_PWRITE, KIND_MAPSYNC, KIND_DEVDAX, KIND_PMEMOBJ,
+            NKINDS };
+static const char *const kind_names[] = { "fsync", "pwrite", "mapsync",
+                                          "devdax", "pmemobj" };
+/* what makes a record durable, for crash_done's flush= */
+static const char *const kind_flush[] = { "fsync", "fdatasync_fsync",
+                                          "pmem_persist", NULL, NULL };
 
 struct writer {
     const char *stream, *path;
@@ -62,7 +71,8 @@ struct writer {
     unsigned rounds_left;       /* --rounds-left: pace (crash_pace.h) */
     bool verify_only;
     int fd;
-    uint8_t *map;           /* mapsync, devdax: the whole log */
+    uint8_t *map;           /* the whole log: mapped (mapsync, devdax,
+                             * fsync) or read (pwrite) */
 };
 
 static void die(const char *what)
@@ -130,6 +140,44 @@ static void flush_range(const void *p, size_t len)
 
 /* ---- opening the log ---- */
 
+/* mapsync, pwrite: the file's blocks allocated (and their metadata
+ * durable) to --size before the first record */
+static void preallocate(struct writer *w, const struct stat *st)
+{
+    if (!w->size) {
+        errno = EINVAL;
+        die("mapsync and pwrite need --size");
+    }
+    if ((uint64_t)st->st_size >= w->size) {
+        return;
+    }
+    int e = posix_fallocate(w->fd, 0, (off_t)w->size);
+    if (e || fsync(w->fd) < 0) {
+        errno = e ? e : errno;
+        die("preallocating the log");
+    }
+}
+
+/* pwrite: read the whole log with pread(2) */
+static uint8_t *read_log(struct writer *w)
+{
+    uint8_t *buf = calloc(1, w->size);
+    uint64_t off = 0;
+    ssize_t r = 1;
+    if (!buf) {
+        die("allocating the log's copy");
+    }
+    while (off < w->size && r > 0) {
+        uint64_t n = w->size - off < (1u << 20) ? w->size - off : 1u << 20;
+        r = pread(w->fd, buf + off, n, (off_t)off);
+        if (r < 0) {
+            die("reading the log");
+        }
+        off += (uint64_t)r;
+    }
+    return buf;
+}
+
 static uint64_t devdax_size(const char *path)
 {
     const char *name = strrchr(path, '/');
@@ -163,17 +211,13 @@ static void open_log(struct writer *w)
         }
         w->map = mmap(NULL, w->size, PROT_READ | PROT_WRITE, MAP_SHARED,
                       w->fd, 0);
+    } else if (w->kind == KIND_PWRITE) {
+        preallocate(w, &st);
+        w->map = read_log(w);
     } else if (w->kind == KIND_MAPSYNC) {
-        if (!w->size) {
-            errno = EINVAL;
-            die("mapsync needs --size");
-        }
-        /* blocks allocated (and their metadata durable) before mapping:
-         * a MAP_SYNC store never needs a later fsync */
-        if ((uint64_t)st.st_size < w->size &&
-            (posix_fallocate(w->fd, 0, (off_t)w->size) || fsync(w->fd))) {
-            die("preallocating the mapsync file");
-        }
+        /* a MAP_SYNC store into preallocated blocks never needs a later
+         * fsync */
+        preallocate(w, &st);
         w->map = mmap(NULL, w->size, PROT_READ | PROT_WRITE,
                       MAP_SHARED_VALIDATE | MAP_SYNC, w->fd, 0);
     } else {
@@ -209,20 +253,28 @@ static bool append(struct writer *w, uint8_t *buf, uint64_t seq,
 {
     size_t rs = crash_rec_size(crash_rec_len(w->id, seq));
     crash_rec_build(buf, w->id, seq);
-    if (w->kind == KIND_FSYNC) {
+    if (w->kind != KIND_FSYNC && *off + rs > w->size) {
+        return false;
+    }
+    switch (w->kind) {
+    case KIND_FSYNC:
         if (write(w->fd, buf, rs) != (ssize_t)rs || fsync(w->fd) < 0) {
             die("write + fsync");
         }
-    } else {
-        if (*off + rs > w->size) {
-            return false;
+        break;
+    case KIND_PWRITE:
+        if (pwrite(w->fd, buf, rs, (off_t)*off) != (ssize_t)rs ||
+            (seq & 1 ? fdatasync(w->fd) : fsync(w->fd)) < 0) {
+            die("pwrite + fdatasync/fsync");
         }
+        break;
+    case KIND_MAPSYNC:
         memcpy(w->map + *off, buf, rs);
-        if (w->kind == KIND_MAPSYNC) {
-            pmem_persist(w->map + *off, rs);
-        } else {
-            flush_range(w->map + *off, rs);
-        }
+        pmem_persist(w->map + *off, rs);
+        break;
+    default:
+        memcpy(w->map + *off, buf, rs);
+        flush_range(w->map + *off, rs);
     }
     *off += rs;
     return true;
@@ -249,6 +301,10 @@ static void write_log(struct writer *w, const struct crash_scan *sc)
             munmap(w->map, w->size);
             w->map = NULL;
         }
+    } else if (w->kind == KIND_PWRITE) {
+        /* records go in by pwrite from here on; the copy was for verify */
+        free(w->map);
+        w->map = NULL;
     }
     for (;;) {
         double t = now_s();
@@ -274,15 +330,15 @@ static void write_log(struct writer *w, const struct crash_scan *sc)
     printf("crash_done stream=%s records=%" PRIu64 " bytes=%" PRIu64
            " reason=%s flush=%s\n", w->stream, seq - first, off - sc->end_off,
            reason, w->kind == KIND_DEVDAX ? flush_names[flush_insn] :
-           w->kind == KIND_MAPSYNC ? "pmem_persist" : "fsync");
+           kind_flush[w->kind]);
     fflush(stdout);
 }
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: crash-writer STREAM fsync|mapsync|devdax|pmemobj PATH "
-            "ACKED [--size BYTES] [--seconds S] [--ack-ms MS] "
-            "[--rounds-left R] [--verify-only]\n");
+    fprintf(stderr, "usage: crash-writer STREAM "
+            "fsync|pwrite|mapsync|devdax|pmemobj PATH ACKED [--size BYTES] "
+            "[--seconds S] [--ack-ms MS] [--rounds-left R] [--verify-only]\n");
     exit(2);
 }
 
