@@ -96,6 +96,10 @@ struct tdm_desc *tdm_desc_open(int fd, const struct stat *st, int flags,
     d->refs = 1;
     d->flags = flags;
     d->inode = ino;
+    /* what other processes did to the file before this open (a kernel
+     * write, a size they set) is durable only once the kernel's fsync ran:
+     * the first fsync after an open goes to the kernel (tdm_fsync) */
+    atomic_fetch_add(&ino->meta_gen, 1);
     /* a file that cannot be mapped: tdm_map_first gave the reason */
     unsigned reason = 0;
     if ((flags & O_ACCMODE) == O_WRONLY || (flags & O_ACCMODE) == O_ACCMODE) {

@@ -11,7 +11,7 @@
  *   tdm_scenarios recur DIR     a 4 MiB file: region 0 read 3 times,
  *                               region 1 once
  *   tdm_scenarios fsync DIR     a write in place then fsync; a write past
- *                               the end then fsync
+ *                               the end then fsync; reopened, an fsync
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -159,6 +159,9 @@ static void fsync_scenario(void)
     expect("fdatasync again", ops.fdatasync(fd), 0);
     expect("pwrite past the end", ops.pwrite(fd, buf, sizeof(buf), MiB), sizeof(buf));
     expect("fsync after that", ops.fsync(fd), 0);
+    ops.close(fd);
+    fd = open_file("fsync", O_RDWR);
+    expect("fsync after reopening", ops.fsync(fd), 0);
     ops.close(fd);
 }
 
