@@ -4,6 +4,9 @@
 # and on.  The host (tdmrun.py) prepends the settings:
 #   TDM_WORKLOADS  oltp_read_only ... dbbench_readrandom ... (run order)
 #   TDM_SECS, TDM_THREADS   seconds and client threads of a run
+#   TDM_WARMUP_SECS  an unrecorded run of each workload first (layer off),
+#                    so neither layer's run pays the device cache's warm-up
+#                    (0: none)
 #   SB_TABLES, SB_TABLE_SIZE, BP_BYTES   sysbench tables and InnoDB pool
 #   DB_NUM, DB_VALUE, DB_CACHE           db_bench keys, value size, block cache
 #   PHASE_PAUSE    seconds the host gets at a phase marker (0: no watcher)
@@ -111,14 +114,17 @@ record() {
     [ ! -f "/tmp/tdm-$1.csv" ] || emit "tdm-$1.csv" "/tmp/tdm-$1.csv"
 }
 
-run_sysbench() {    # WORKLOAD LAYER RUN
-    phase "$3-begin"
+# run_sysbench and run_dbbench WORKLOAD LAYER RUN SECS [warm-up]: one run;
+# a warm-up run has no markers and no record
+run_sysbench() {
+    [ -n "$5" ] || phase "$3-begin"
     mysqld_start "$2" "$3"
     sbrc=0
-    sysbench "$1" $SB --threads="$TDM_THREADS" --time="$TDM_SECS" \
+    sysbench "$1" $SB --threads="$TDM_THREADS" --time="$4" \
         --events=0 run >"/tmp/out-$3.txt" 2>&1 || sbrc=$?
     kill -TERM "$pid"
     finish
+    [ -z "$5" ] || return 0
     phase "$3-end"
     [ "$sbrc" = 0 ] || rc=$sbrc
     cat "/tmp/mysqld-$3.err" >>"/tmp/out-$3.txt"
@@ -127,13 +133,14 @@ run_sysbench() {    # WORKLOAD LAYER RUN
         "$(sed -n 's/.*ignored errors: *\([0-9]*\).*/\1/p' "/tmp/out-$3.txt")" "$rchar" "$rc"
 }
 
-run_dbbench() {     # WORKLOAD LAYER RUN
+run_dbbench() {
     b=${1#dbbench_}
-    phase "$3-begin"
+    [ -n "$5" ] || phase "$3-begin"
     spawn "/tmp/out-$3.txt" env LD_PRELOAD=$lib TDM=$2 \
         TDM_STATS=/tmp/tdm-$3.csv db_bench $DB --benchmarks="$b" \
-        --use_existing_db=1 --threads="$TDM_THREADS" --duration="$TDM_SECS"
+        --use_existing_db=1 --threads="$TDM_THREADS" --duration="$4"
     finish
+    [ -z "$5" ] || return 0
     phase "$3-end"
     record "$3" "$1" "$2" \
         "$(sed -n "s/^$b *:.* \([0-9]*\) ops\/sec.*/\1/p" "/tmp/out-$3.txt")" 0 "$rchar" "$rc"
@@ -146,11 +153,13 @@ emit dataset.txt /tmp/dataset
 # the layer off then on, and the other way round for the next workload
 order="off on"
 for w in $TDM_WORKLOADS; do
+    case $w in
+        oltp_*) run=run_sysbench ;;
+        *) run=run_dbbench ;;
+    esac
+    [ "$TDM_WARMUP_SECS" = 0 ] || $run "$w" off "$w-warmup" "$TDM_WARMUP_SECS" warm-up
     for layer in $order; do
-        case $w in
-            oltp_*) run_sysbench "$w" "$layer" "$w-$layer" ;;
-            dbbench_*) run_dbbench "$w" "$layer" "$w-$layer" ;;
-        esac
+        $run "$w" "$layer" "$w-$layer" "$TDM_SECS"
     done
     [ "$order" = "off on" ] && order="on off" || order="off on"
 done

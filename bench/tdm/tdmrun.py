@@ -35,6 +35,7 @@ WORKLOADS = ("oltp_read_only", "oltp_read_write", "oltp_write_only",
              "dbbench_readrandom", "dbbench_readrandomwriterandom")
 # guest settings (guest-job.sh) and their defaults
 SETTINGS = {"TDM_WORKLOADS": " ".join(WORKLOADS), "TDM_SECS": "10",
+            "TDM_WARMUP_SECS": "5",
             "TDM_THREADS": "2", "SB_TABLES": "2", "SB_TABLE_SIZE": "22800",
             "BP_BYTES": str(8 << 20), "DB_NUM": "57600", "DB_VALUE": "400",
             "DB_CACHE": str(1 << 20)}
