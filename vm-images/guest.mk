@@ -103,8 +103,19 @@ $(GUEST_PMEM_LAYER): $(TOP)/vm-images/fetch-guest-pmem $(TOP)/vm-images/fetch-de
 $(GUEST_PMEM_INITRAMFS): $(GUEST_INITRAMFS) $(GUEST_PMEM_LAYER)
 	cat $^ >$@.tmp && mv $@.tmp $@
 
-# The tools disk: programs too large for an initramfs (fio and its
-# libraries), a read-only ext4 image that boot-guest --tools-disk attaches
+# The persistent-memory and applications image: both layers on the default
+# initramfs, for applications on a DAX filesystem over a persistent device
+# (bench/tdm boots it with --initrd).
+GUEST_PMEM_APPS_INITRAMFS := $(GUEST_DIR)/initramfs-pmem-apps.cpio.gz
+export GUEST_PMEM_APPS_INITRAMFS
+.PHONY: guest-pmem-apps-image
+guest-pmem-apps-image: guest-image $(GUEST_PMEM_APPS_INITRAMFS)
+
+$(GUEST_PMEM_APPS_INITRAMFS): $(GUEST_INITRAMFS) $(GUEST_PMEM_LAYER) $(GUEST_APPS_LAYER)
+	cat $^ >$@.tmp && mv $@.tmp $@
+
+# The tools disk: programs too large for an initramfs (fio, bpftrace and
+# their libraries), a read-only ext4 image that boot-guest --tools-disk attaches
 # and the guest mounts at /opt/tools (see make-tools-disk).
 GUEST_TOOLS_DISK := $(GUEST_DIR)/tools.img
 export GUEST_TOOLS_DISK
