@@ -31,9 +31,8 @@ PAGE = 4096
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--records", required=True)
-    ap.add_argument("--host", required=True)
-    ap.add_argument("--gpa-base", required=True)
+    for opt in ("--records", "--host", "--gpa-base"):
+        ap.add_argument(opt, required=True)
     ap.add_argument("--pages", type=int, required=True)
     ap.add_argument("--prefix", default="")
     a = ap.parse_args()
