@@ -70,7 +70,7 @@ def fig_cdf(pts, outdir, name="fig5-cdf"):
     script += "".join(blocks)
     strides = sorted({int(s[5].p("mio.stride", "64")) for s in series})
     script += (f'set multiplot layout {len(wss_list)},2 title "Fig. 5: MIO pointer-chase '
-               f'latency on cxl-ssd ({setup_desc(pts)}, {cache_desc(pts)}, stride '
+               f'latency on cxl-ssd\\n({setup_desc(pts)}, {cache_desc(pts)}, stride '
                f'{"/".join(map(str, strides))} B; miss = sample >= {thr:.0f} ns)" '
                'font ",13"\n')
     script += ("set logscale x\nset format x '10^{%L}'\nset xlabel 'latency per load (ns)'\n"
@@ -181,7 +181,7 @@ def fig_scaling(pts, outdir, name="fig-thread-scaling"):
     wss = pts[0].wss_ratio
     script += (f'set title "Thread scaling: mean miss latency, N threads vs 1 (label: ratio '
                f'to 1 thread)\\n(random chase, stride 4096, WSS {wss:g}x cache split over the '
-               f'threads; {setup_desc(pts)}, {cache_desc(pts)})"\n'
+               f'threads;\\n{setup_desc(pts)}, {cache_desc(pts)})"\n'
                "set style data histogram\nset style histogram clustered gap 1\n"
                "set style fill solid 0.8 border -1\nset boxwidth 0.9\n"
                "set ylabel 'mean miss latency (us)'\nset yrange [0:*]\nset key top left\n"

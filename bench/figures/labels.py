@@ -26,9 +26,13 @@ def setup_desc(pts):
     by_threads = {}
     for p, d in zip(pts, props):
         by_threads.setdefault(d.get("eviction", "?"), set()).add(p.threads)
+    order = sorted(by_threads.items(), key=lambda kv: min(kv[1]))
     if len(by_threads) == 1:
         ev = next(iter(by_threads))
+    elif all(len(t) == 1 for _, t in order):
+        # e.g. "sync/background at 1/2 threads"
+        ev = (f"{'/'.join(e for e, _ in order)} at "
+              f"{'/'.join(str(min(t)) for _, t in order)} threads")
     else:
-        ev = ", ".join(f"{e} at {'/'.join(map(str, sorted(t)))} thread(s)"
-                       for e, t in sorted(by_threads.items(), key=lambda kv: min(kv[1])))
+        ev = ", ".join(f"{e} at {'/'.join(map(str, sorted(t)))} thread(s)" for e, t in order)
     return f"{acc}, delivery={'/'.join(deliveries)}, eviction={ev}"
