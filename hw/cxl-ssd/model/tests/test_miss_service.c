@@ -247,12 +247,31 @@ static void mapping_substrate(struct fixture *x)
            late_mismatch);
 }
 
+/*
+ * serve() on @page, @page + 8, ... until the decision ended with room
+ * left before the model's deadline to shorten the wait (at most 5 tries):
+ * a thread preempted in its decision for longer than tR (a TSan build on a
+ * loaded host once was) has nothing to compensate.  Returns the misses
+ * served.
+ */
+static unsigned serve_with_room(struct cxlssd_miss_service *s, uint64_t page,
+                                uint64_t host_fault_ago)
+{
+    unsigned n = 0;
+    do {
+        serve(s, page + 8 * n, false, host_fault_ago);
+        n++;
+    } while (n < 5 && last.t_decision_end_ns + host_fault_ago + 500 >=
+                      last.t_deadline_model_ns);
+    return n;
+}
+
 /* Compensation: t_deadline = model deadline - (decision start - host
  * fault) - compensate_ns, never before the decision's end. */
 static void compensation(struct fixture *x)
 {
     struct cxlssd_miss_service *s = x->s;
-    serve(s, 5, false, 2000);
+    unsigned served = serve_with_room(s, 5, 2000);
     struct cxlssd_record r = last;
     uint64_t measured = r.t_decision_start_ns - r.t_host_fault_ns;
     uint64_t want = r.t_deadline_model_ns - measured - 500;
@@ -265,10 +284,11 @@ static void compensation(struct fixture *x)
            "wait shortened by the delivery measured from the host fault "
            "plus compensate-ns (%llu ns earlier)",
            (unsigned long long)(r.t_deadline_model_ns - r.t_deadline_ns));
-    serve(s, 6, false, 0);              /* no host fault time */
+    unsigned unclocked = serve_with_room(s, 6, 0); /* no host fault time */
     struct cxlssd_miss_service_stats st;
     cxlssd_miss_service_get_stats(s, &st);
-    tap_ok(records(x->ring) == 2 && st.unclocked_misses == 1 &&
+    tap_ok(records(x->ring) == served + unclocked &&
+           st.unclocked_misses == unclocked &&
            last.t_deadline_ns >= last.t_decision_end_ns &&
            last.t_deadline_ns < last.t_deadline_model_ns,
            "a miss without a host fault time is compensated from t_fault "
