@@ -108,12 +108,17 @@ launch() {
         spawn "$lout" "$@"
         return
     fi
-    rm -f /tmp/go && mkfifo /tmp/go
+    rm -f /tmp/go /tmp/attached /tmp/landed && mkfifo /tmp/go
     spawn "$lout" sh -c 'read -r _ <"$0"; exec "$@"' /tmp/go "$@"
+    # launch mode: its command runs once bpftrace has attached and ends
+    # at land, and tdm-syscalls then stops bpftrace itself (stopped by a
+    # TERM instead, one test boot hung after a traced run with the guest
+    # idle: the trapped signal seemingly lost while tdm-syscalls waited)
     /tmp/tracing/tdm-syscalls -p "$pid" -o "/tmp/sys-$lrun.csv" \
-        --raw "/tmp/raw-$lrun.txt" --timeout 900 >"/tmp/trace-$lrun.txt" 2>&1 &
+        --timeout 900 -- sh -c 'touch "$0"; until [ -e "$1" ]; do sleep 0.2; done' \
+        /tmp/attached /tmp/landed >"/tmp/trace-$lrun.txt" 2>&1 &
     tracer=$!
-    until grep -q '^# cxl-ssd tdm-syscalls' "/tmp/raw-$lrun.txt" 2>/dev/null; do
+    until [ -e /tmp/attached ]; do
         kill -0 "$tracer" 2>/dev/null || { tracer=""; break; }
         sleep 0.2
     done
@@ -122,17 +127,15 @@ launch() {
 }
 
 # land RUN DIR: after the run's process has exited (finish), the
-# phase-RUN-end marker; a traced run's tracer stopped (its CSV written),
+# phase-RUN-end marker; a traced run's tracer ended (its CSV written),
 # the extents of the files under DIR (the workload's) and DIR as cwd= (where
 # tdm-syscalls' relative paths start: mariadbd's cwd is its datadir;
 # db_bench names its files absolute)
 land() {
     phase "$1-end"
     [ "$trace" = 1 ] || return 0
-    if [ -n "$tracer" ]; then
-        kill -TERM "$tracer"
-        wait "$tracer" || true
-    fi
+    touch /tmp/landed
+    [ -z "$tracer" ] || wait "$tracer" || true
     echo "cwd=$2" >>"/tmp/trace-$1.txt"
     find "$2" -type f -exec /tmp/tdm-extents {} + >"/tmp/extents-$1.csv" ||
         echo "tdm-extents failed" >>"/tmp/trace-$1.txt"
