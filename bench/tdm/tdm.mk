@@ -1,7 +1,9 @@
 # bench/tdm: MariaDB (sysbench OLTP) and RocksDB (db_bench) on a DAX
 # filesystem over the persistent cxl-ssd and over DRAM-backed pmem, with the
 # transparent DAX mapping layer (tdm/) off and on (bench/tdm/README.md).
-#   make bench-tdm    reduced scale, ~25 min under TCG here;
+#   make bench-tdm    reduced scale, ~30 min under TCG here (estimated: 25
+#                     measured before the --main-pct boot's 10 traced runs,
+#                     ~30 s of bpftrace start-up each);
 #                     BENCH_TDM_ARGS adds bench-tdm options (--full)
 TDM_BENCH_DIR := $(TOP)/bench/tdm
 # the guest runs tracing/tdm-syscalls and this (the TDM tooling)
