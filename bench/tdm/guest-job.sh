@@ -10,17 +10,34 @@
 #   SB_TABLES, SB_TABLE_SIZE, BP_BYTES   sysbench tables and InnoDB pool
 #   DB_NUM, DB_VALUE, DB_CACHE           db_bench keys, value size, block cache
 #   PHASE_PAUSE    seconds the host gets at a phase marker (0: no watcher)
-# and passes libtdm.so through fw_cfg.  Per run (a process started for it
-# and ended after it: the layer's statistics are written at exit) it emits
-# phase-RUN-begin/-end markers around the process's whole life, appends
+#   TDM_TRACE      workloads whose runs tracing/tdm-syscalls traces ("")
+#   TDM_EXTENT_CHECK_MIB  a file this large read once between markers
+#                  (0: none): the check of the namespace's device offset
+# and passes libtdm.so (and for TDM_TRACE tdm-syscalls, its bpftrace
+# script and tdm-extents) through fw_cfg.  Per run (a process started for
+# it and ended after it: the layer's statistics are written at exit) it
+# emits phase-RUN-begin/-end markers around the process's whole life (the
+# guest's CLOCK_MONOTONIC at each marker goes to marks.csv), appends
 # "run,workload,layer,ops_per_s,errors,rchar_bytes,rc" to runs.csv and emits
-# the layer's statistics tdm-RUN.csv and the tool's output out-RUN.txt.
+# the layer's statistics tdm-RUN.csv and per-interval rows iv-RUN.csv, the
+# tool's output out-RUN.txt and, traced, tdm-syscalls' sys-RUN.csv and
+# trace-RUN.txt (its output and the process's cwd=) and the extents of the
+# workload's files extents-RUN.csv (bench/tdm/README.md "The join").
 set -e
 : >/tmp/empty
 dir=${MNT0:-$NVDIMM_MNT}
 [ -d "$dir" ] || { echo "no DAX filesystem (MNT0, NVDIMM_MNT)" >&2; exit 1; }
+fwcfg() { cp "/sys/firmware/qemu_fw_cfg/by_name/opt/cxlssd/$1/raw" "$2"; }
 lib=/tmp/libtdm.so
-cp /sys/firmware/qemu_fw_cfg/by_name/opt/cxlssd/libtdm.so/raw "$lib"
+fwcfg libtdm.so "$lib"
+if [ -n "$TDM_TRACE" ]; then
+    # tdm-syscalls finds its script in bpf/ beside it
+    mkdir -p /tmp/tracing/bpf
+    fwcfg tdm-syscalls /tmp/tracing/tdm-syscalls
+    fwcfg tdm-syscalls.bt /tmp/tracing/bpf/tdm-syscalls.bt
+    fwcfg tdm-extents /tmp/tdm-extents
+    chmod 755 /tmp/tracing/tdm-syscalls /tmp/tdm-extents
+fi
 data=$dir/mysql sock=/tmp/mysqld.sock rocks=$dir/rocksdb
 runs=/tmp/runs.csv
 echo "run,workload,layer,ops_per_s,errors,rchar_bytes,rc" >"$runs"
@@ -38,7 +55,16 @@ DB="--db=$rocks --num=$DB_NUM --key_size=16 --value_size=$DB_VALUE
  --use_direct_io_for_flush_and_compaction=false --mmap_read=false
  --mmap_write=false --cache_size=$DB_CACHE --write_buffer_size=4194304"
 
-phase() { emit "phase-$1" /tmp/empty; sleep "$PHASE_PAUSE"; }
+# the guest's CLOCK_MONOTONIC (ktime_get, the clock of bpftrace's nsecs and
+# of the layer's intervals), ns
+mono_ns() { sed -n 's/^now at \([0-9]*\) nsecs$/\1/p' /proc/timer_list | head -n 1; }
+marks=/tmp/marks.csv
+echo "phase,guest_monotonic_ns" >"$marks"
+phase() {
+    echo "$1,$(mono_ns)" >>"$marks"
+    emit "phase-$1" /tmp/empty
+    sleep "$PHASE_PAUSE"
+}
 
 # spawn OUT CMD...: CMD in the background, its output to OUT, under a
 # parent that never reaps it (a shell that execs sleep; busybox sh reaps
@@ -66,12 +92,60 @@ finish() {
     { kill "$keeper" && wait "$keeper"; } 2>/dev/null || true
 }
 
-# mysqld_start LAYER RUN: mariadbd (pid) with the layer loaded and
-# TDM=LAYER, until its socket answers
+# launch RUN MARK OUT CMD...: spawn OUT CMD (pid, keeper) with the layer
+# loaded (RUN's statistics and 1 s interval rows); MARK=1: phase-RUN-begin
+# just before CMD starts, and where the workload is traced (trace=1) CMD
+# is held on a FIFO until tdm-syscalls -p pid (tracer) has attached, so
+# that it sees every file CMD opens
+launch() {
+    lrun=$1 lmark=$2 lout=$3
+    shift 3
+    set -- env LD_PRELOAD=$lib TDM_STATS=/tmp/tdm-$lrun.csv \
+        TDM_STATS_INTERVALS=/tmp/iv-$lrun.csv TDM_STATS_INTERVAL_MS=1000 "$@"
+    tracer=""
+    if [ "$lmark" = 0 ] || [ "$trace" = 0 ]; then
+        [ "$lmark" = 0 ] || phase "$lrun-begin"
+        spawn "$lout" "$@"
+        return
+    fi
+    rm -f /tmp/go /tmp/attached /tmp/landed && mkfifo /tmp/go
+    spawn "$lout" sh -c 'read -r _ <"$0"; exec "$@"' /tmp/go "$@"
+    # launch mode: its command runs once bpftrace has attached and ends
+    # at land, and tdm-syscalls then stops bpftrace itself (stopped by a
+    # TERM instead, one test boot hung after a traced run with the guest
+    # idle: the trapped signal seemingly lost while tdm-syscalls waited)
+    /tmp/tracing/tdm-syscalls -p "$pid" -o "/tmp/sys-$lrun.csv" \
+        --timeout 900 -- sh -c 'touch "$0"; until [ -e "$1" ]; do sleep 0.2; done' \
+        /tmp/attached /tmp/landed >"/tmp/trace-$lrun.txt" 2>&1 &
+    tracer=$!
+    until [ -e /tmp/attached ]; do
+        kill -0 "$tracer" 2>/dev/null || { tracer=""; break; }
+        sleep 0.2
+    done
+    phase "$lrun-begin"
+    echo go >/tmp/go
+}
+
+# land RUN DIR: after the run's process has exited (finish), the
+# phase-RUN-end marker; a traced run's tracer ended (its CSV written),
+# the extents of the files under DIR (the workload's) and DIR as cwd= (where
+# tdm-syscalls' relative paths start: mariadbd's cwd is its datadir;
+# db_bench names its files absolute)
+land() {
+    phase "$1-end"
+    [ "$trace" = 1 ] || return 0
+    touch /tmp/landed
+    [ -z "$tracer" ] || wait "$tracer" || true
+    echo "cwd=$2" >>"/tmp/trace-$1.txt"
+    find "$2" -type f -exec /tmp/tdm-extents {} + >"/tmp/extents-$1.csv" ||
+        echo "tdm-extents failed" >>"/tmp/trace-$1.txt"
+}
+
+# mysqld_start LAYER RUN MARK: mariadbd (pid) with TDM=LAYER (launch),
+# until its socket answers
 mysqld_start() {
     rm -f "$sock"
-    spawn "/tmp/mysqld-$2.err" env LD_PRELOAD=$lib TDM=$1 \
-        TDM_STATS=/tmp/tdm-$2.csv $MYSQLD
+    launch "$2" "$3" "/tmp/mysqld-$2.err" env TDM=$1 $MYSQLD
     until [ -S "$sock" ]; do
         [ "$(cut -d' ' -f3 "/proc/$pid/stat")" != Z ] ||
             { cat "/tmp/mysqld-$2.err" >&2; return 1; }
@@ -93,7 +167,7 @@ setup_mariadb() {
     } | $MYSQLD --bootstrap --enforce-storage-engine="" \
         --max-allowed-packet=8M --net-buffer-length=16K >/tmp/bootstrap.log 2>&1 ||
         { cat /tmp/bootstrap.log >&2; return 1; }
-    mysqld_start off prepare
+    mysqld_start off prepare 0
     sysbench oltp_read_write $SB --threads="$SB_TABLES" prepare >/tmp/prepare.log 2>&1 ||
         { cat /tmp/prepare.log >&2; return 1; }
     kill -TERM "$pid"
@@ -111,21 +185,22 @@ setup_rocksdb() {
 record() {
     echo "$1,$2,$3,${4:-0},${5:-0},${6:-0},$7" >>"$runs"
     emit "out-$1.txt" "/tmp/out-$1.txt"
-    [ ! -f "/tmp/tdm-$1.csv" ] || emit "tdm-$1.csv" "/tmp/tdm-$1.csv"
+    for f in tdm-$1.csv iv-$1.csv sys-$1.csv trace-$1.txt extents-$1.csv; do
+        [ ! -f "/tmp/$f" ] || emit "$f" "/tmp/$f"
+    done
 }
 
 # run_sysbench and run_dbbench WORKLOAD LAYER RUN SECS [warm-up]: one run;
 # a warm-up run has no markers and no record
 run_sysbench() {
-    [ -n "$5" ] || phase "$3-begin"
-    mysqld_start "$2" "$3"
+    mysqld_start "$2" "$3" "$([ -n "$5" ] && echo 0 || echo 1)"
     sbrc=0
     sysbench "$1" $SB --threads="$TDM_THREADS" --time="$4" \
         --events=0 run >"/tmp/out-$3.txt" 2>&1 || sbrc=$?
     kill -TERM "$pid"
     finish
     [ -z "$5" ] || return 0
-    phase "$3-end"
+    land "$3" "$data"
     [ "$sbrc" = 0 ] || rc=$sbrc
     cat "/tmp/mysqld-$3.err" >>"/tmp/out-$3.txt"
     record "$3" "$1" "$2" \
@@ -135,21 +210,55 @@ run_sysbench() {
 
 run_dbbench() {
     b=${1#dbbench_}
-    [ -n "$5" ] || phase "$3-begin"
-    spawn "/tmp/out-$3.txt" env LD_PRELOAD=$lib TDM=$2 \
-        TDM_STATS=/tmp/tdm-$3.csv db_bench $DB --benchmarks="$b" \
+    launch "$3" "$([ -n "$5" ] && echo 0 || echo 1)" "/tmp/out-$3.txt" \
+        env TDM=$2 db_bench $DB --benchmarks="$b" \
         --use_existing_db=1 --threads="$TDM_THREADS" --duration="$4"
     finish
     [ -z "$5" ] || return 0
-    phase "$3-end"
+    land "$3" "$rocks"
     record "$3" "$1" "$2" \
         "$(sed -n "s/^$b *:.* \([0-9]*\) ops\/sec.*/\1/p" "/tmp/out-$3.txt")" 0 "$rchar" "$rc"
 }
 
+# namespace.txt: dev_offset_bytes= the device byte of the fsdax block
+# device's byte 0 (tracing/README.md "TDM tooling", per file): the
+# namespace's data start (its pfn device's resource, past the info block
+# and the memmap) minus its region's start, the device's DPA 0 (one
+# device, interleave 1: docs/persistence.md)
+namespace_offset() {
+    for p in /sys/bus/nd/devices/pfn*; do
+        [ -n "$(cat "$p/namespace" 2>/dev/null)" ] || continue
+        reg=$(dirname "$(readlink -f "$p")")
+        echo "pfn=${p##*/} pfn_resource=$(cat "$p/resource")"
+        echo "region=${reg##*/} region_resource=$(cat "$reg/resource")"
+        echo "dev_offset_bytes=$(($(cat "$p/resource") - $(cat "$reg/resource")))"
+    done >/tmp/namespace.txt
+    emit namespace.txt /tmp/namespace.txt
+}
+
+# extent_check MIB: a file of MIB MiB (over the device's cache) written,
+# then read once between the extentcheck markers: its reads miss, and the
+# pages they fill must be its extents' (extents-check.csv) plus the
+# namespace's offset (checked on the host)
+extent_check() {
+    f=$dir/extent-check
+    dd if=/dev/zero of="$f" bs=1M count="$1" 2>/dev/null
+    sync
+    /tmp/tdm-extents "$f" >/tmp/extents-check.csv
+    phase extentcheck-begin
+    cat "$f" >/dev/null
+    phase extentcheck-end
+    rm -f "$f"
+    emit extents-check.csv /tmp/extents-check.csv
+}
+
 : >/tmp/dataset
+trace=0
 case " $TDM_WORKLOADS" in *" oltp_"*) setup_mariadb ;; esac
 case " $TDM_WORKLOADS" in *" dbbench_"*) setup_rocksdb ;; esac
 emit dataset.txt /tmp/dataset
+[ -z "$TDM_TRACE" ] || namespace_offset
+[ "$TDM_EXTENT_CHECK_MIB" = 0 ] || extent_check "$TDM_EXTENT_CHECK_MIB"
 # the layer off then on, and the other way round for the next workload
 order="off on"
 for w in $TDM_WORKLOADS; do
@@ -157,6 +266,7 @@ for w in $TDM_WORKLOADS; do
         oltp_*) run=run_sysbench ;;
         *) run=run_dbbench ;;
     esac
+    case " $TDM_TRACE " in *" $w "*) trace=1 ;; *) trace=0 ;; esac
     [ "$TDM_WARMUP_SECS" = 0 ] || $run "$w" off "$w-warmup" "$TDM_WARMUP_SECS" warm-up
     for layer in $order; do
         $run "$w" "$layer" "$w-$layer" "$TDM_SECS"
@@ -164,3 +274,4 @@ for w in $TDM_WORKLOADS; do
     [ "$order" = "off on" ] && order="on off" || order="off on"
 done
 emit runs.csv "$runs"
+emit marks.csv "$marks"

@@ -22,6 +22,7 @@ BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
 sys.path.insert(0, os.path.join(TOP, "bench", "lib"))
 sys.path.insert(0, os.path.join(TOP, "bench", "workloads"))
 import tables  # noqa: E402
+import tdmjoin  # noqa: E402
 from wlrun import PhaseWatcher  # noqa: E402
 
 BOOT = os.path.join(TOP, "vm-images", "boot-guest")
@@ -30,6 +31,11 @@ LIB = os.environ.get("TDM_LIB", os.path.join(BUILD, "tdm", "libtdm.so"))
 INITRD = os.environ.get("GUEST_PMEM_APPS_INITRAMFS", os.path.join(
     BUILD, "guest", "initramfs-pmem-apps.cpio.gz"))
 TOOLS_DISK = os.path.join(BUILD, "guest", "tools.img")
+# the TDM tooling the guest runs (TDM_TRACE), through fw_cfg
+TOOLING = {"tdm-syscalls": os.path.join(TOP, "tracing", "tdm-syscalls"),
+           "tdm-syscalls.bt": os.path.join(TOP, "tracing", "bpf",
+                                           "tdm-syscalls.bt"),
+           "tdm-extents": os.path.join(BUILD, "tracing", "tdm-extents")}
 DEVICE_ID = "cxl-vmem0"
 WORKLOADS = ("oltp_read_only", "oltp_read_write", "oltp_write_only",
              "dbbench_readrandom", "dbbench_readrandomwriterandom")
@@ -38,7 +44,8 @@ SETTINGS = {"TDM_WORKLOADS": " ".join(WORKLOADS), "TDM_SECS": "10",
             "TDM_WARMUP_SECS": "5",
             "TDM_THREADS": "2", "SB_TABLES": "2", "SB_TABLE_SIZE": "22800",
             "BP_BYTES": str(8 << 20), "DB_NUM": "57600", "DB_VALUE": "400",
-            "DB_CACHE": str(1 << 20)}
+            "DB_CACHE": str(1 << 20), "TDM_TRACE": "",
+            "TDM_EXTENT_CHECK_MIB": "0"}
 
 
 def job_script(settings, phase_pause):
@@ -52,7 +59,9 @@ def boot(outdir, settings, cache=None, smp=2, mem_size="512M",
          delivery="tlb", timeout=3600, shm_dir="/dev/shm"):
     """One boot: the cxl-ssd with cache-size @cache, or (cache None) the
     DRAM NVDIMM.  Returns (boot-guest status, results folder, the device
-    counters per phase marker)."""
+    counters per phase marker, with the host's CLOCK_MONOTONIC ns when the
+    marker was read as host_monotonic_ns).  The cxl-ssd writes its per-miss
+    records to @outdir/records.csv."""
     os.makedirs(outdir, exist_ok=True)
     rdir = os.path.join(outdir, "guest")
     job = os.path.join(outdir, "job.sh")
@@ -68,11 +77,15 @@ def boot(outdir, settings, cache=None, smp=2, mem_size="512M",
            "--start-timeout", "900"]
     if cache:
         cmd += ["--device", f"cxl-ssd,cache-size={cache},delivery={delivery},"
-                "eviction=sync,precondition=on", "--mode", "fsdax",
+                "eviction=sync,precondition=on,record=" +
+                os.path.join(outdir, "records.csv"), "--mode", "fsdax",
                 "--fs", "ext4", "--mem-file", tag, "--mem-size", mem_size]
     else:
         cmd += ["--devices", "0", "--nvdimm", mem_size, "--nvdimm-file", tag]
     cmd += ["--", "-fw_cfg", f"name=opt/cxlssd/libtdm.so,file={LIB}"]
+    if settings.get("TDM_TRACE"):
+        for name, path in TOOLING.items():
+            cmd += ["-fw_cfg", f"name=opt/cxlssd/{name},file={path}"]
     if cache:
         cmd += ["-qmp", f"unix:{sock},server=on,wait=off"]
     with open(os.path.join(outdir, "boot-guest.log"), "w") as blog:
@@ -90,7 +103,10 @@ def boot(outdir, settings, cache=None, smp=2, mem_size="512M",
     for p in (tag, tag + ".lsa", tag + ".dirty"):
         if os.path.exists(p):
             os.unlink(p)
-    return rc, rdir, watcher.stats if watcher else {}
+    if not watcher:
+        return rc, rdir, {}
+    return rc, rdir, {k: dict(v, host_monotonic_ns=watcher.times[k])
+                      for k, v in watcher.stats.items()}
 
 
 def layer_stats(path):
@@ -107,11 +123,15 @@ def layer_stats(path):
                 n(r, "read_calls_served") + n(r, "write_calls_served") > 0)}
 
 
+def page_size(rdir):
+    props = tables.read_json(os.path.join(rdir, f"device-{DEVICE_ID}.json")) or {}
+    return int(props.get("page-size", 4096))
+
+
 def runs(rdir, phase_stats):
     """Rows of the guest's runs.csv with the layer's statistics, the device
     counter deltas and the read amplification."""
-    props = tables.read_json(os.path.join(rdir, f"device-{DEVICE_ID}.json")) or {}
-    page = int(props.get("page-size", 4096))
+    page = page_size(rdir)
     rows = []
     for r in tables.read_csv(os.path.join(rdir, "runs.csv")):
         row = dict(r, **layer_stats(os.path.join(rdir, f"tdm-{r['run']}.csv")))
@@ -126,6 +146,20 @@ def runs(rdir, phase_stats):
                 row["read_amplification"] = (row["nand_read_bytes"] /
                                              row["app_read_bytes"])
         rows.append(row)
+    return rows
+
+
+def join(outdir, rdir, rows, phases):
+    """The TDM tooling's join (tdmjoin.py) of every traced run of @rows
+    (those with tdm-syscalls' CSV or output), into the row: its
+    read_amplification_joined, join_dir and the joiner's values (join), or
+    join_error."""
+    marks = tdmjoin.guest_marks(rdir)
+    offset = tdmjoin.dev_offset(rdir)
+    for r in rows:
+        if os.path.exists(os.path.join(rdir, f"trace-{r['run']}.txt")):
+            r.update(tdmjoin.join_run(outdir, rdir, r, phases, marks,
+                                      page_size(rdir), offset))
     return rows
 
 

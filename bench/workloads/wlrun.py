@@ -120,6 +120,8 @@ class PhaseWatcher(threading.Thread):
         super().__init__(daemon=True)
         self.raw, self.sock, self.dev, self.alive = raw, sock, device_id, alive
         self.stats = {}
+        # the host's CLOCK_MONOTONIC ns when each marker was read
+        self.times = {}
         self.error = None
         self.stop = threading.Event()
 
@@ -138,6 +140,7 @@ class PhaseWatcher(threading.Thread):
                 data = b""
             names = [m.group(1).decode() for m in BEGIN_RE.finditer(data)]
             for name in names[seen:]:
+                self.times[name[len("phase-"):]] = time.monotonic_ns()
                 try:
                     st = qmp.execute("qom-get", path=f"/machine/peripheral/{self.dev}",
                                      property="stats")
