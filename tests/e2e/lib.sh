@@ -42,6 +42,23 @@ qemu_cxl() {
     timeout --kill-after=2 "${CXL_TIMEOUT:-10}" "${qemu_argv[@]}" "$@" </dev/null 2>&1
 }
 
+# load_json FILE PREFIX: set shell variables PREFIX<key> for every scalar
+# of a JSON object (one python start instead of one per value: python
+# starts slowly on a loaded machine).  Keys' "-" become "_".
+load_json() {
+    eval "$(python3 - "$1" "$2" <<'PY'
+import json, re, shlex, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    d = {}
+for k, v in d.items():
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        print(f"{sys.argv[2]}{re.sub('[^A-Za-z0-9_]', '_', k)}={shlex.quote(str(v))}")
+PY
+)"
+}
+
 # stat_of FILE KEY: a counter from a stats JSON file written by qmp-collect.
 stat_of() {
     python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2" 2>/dev/null

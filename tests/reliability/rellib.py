@@ -187,7 +187,8 @@ CPUS_ONLINE = """[ "$(nproc)" -ge {n} ] || { echo "REL: only $(nproc) CPUs onlin
 class Guest:
     """A guest booted with vm-images/boot-guest in the background, with a
     second QMP monitor (boot-guest's own socket is left to whoever else
-    wants it) and optionally a gdbstub on a unix socket."""
+    wants it) and optionally a gdbstub on a unix socket.  @device is one
+    device's spec or a list of them (device i is cxl-vmem<i>)."""
 
     def __init__(self, qemu, results, job, device, smp=2, mem_size="256M",
                  ram="512M", timeout=300, gdb=False, extra=(),
@@ -208,8 +209,12 @@ class Guest:
         if mem_file:
             # memory-backend-file,mem-path=@mem_file,share=on
             args += ["--mem-file", mem_file]
-        args += ["--job", job, "--results", results, "--device", device,
-                "--smp", str(smp), "--mem-size", mem_size, "--ram", ram,
+        devices = [device] if isinstance(device, str) else list(device)
+        self.ndev = len(devices)
+        args += ["--job", job, "--results", results]
+        for d in devices:
+            args += ["--device", d]
+        args += ["--smp", str(smp), "--mem-size", mem_size, "--ram", ram,
                 "--timeout", str(timeout), "--",
                 "-qmp", f"unix:{self.qmp_path},server=on,wait=off"]
         if gdb:
@@ -262,8 +267,9 @@ class Guest:
         return self.qmp.execute("human-monitor-command", **{
             "command-line": cmd})
 
-    def stats(self):
-        return self.qmp.execute("qom-get", path="/machine/peripheral/cxl-vmem0",
+    def stats(self, dev=0):
+        return self.qmp.execute("qom-get",
+                                path=f"/machine/peripheral/cxl-vmem{dev}",
                                 property="stats")
 
     def wait(self, timeout):
@@ -314,7 +320,8 @@ class Guest:
         power off, read the device statistics, quit QEMU and wait for
         boot-guest.  Returns (outcome, stats): outcome "ok", "watchdog"
         (no power-off within @timeout: QEMU is killed) or "exited" (QEMU
-        went away first, e.g. killed by boot-guest's own timeout)."""
+        went away first, e.g. killed by boot-guest's own timeout); stats
+        a list of every device's statistics, or None."""
         stats = None
         try:
             self.qmp.wait_event("SHUTDOWN", timeout)
@@ -328,7 +335,7 @@ class Guest:
             self.wait(60)
             return "exited", None
         try:
-            stats = self.stats()
+            stats = [self.stats(i) for i in range(self.ndev)]
             self.qmp.execute("quit")
         except (QMPError, OSError):
             pass

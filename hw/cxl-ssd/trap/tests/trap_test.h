@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../model/tests/model_test.h"
@@ -343,12 +344,34 @@ static inline void check_refused(struct cxlssd_model *m, struct env *e,
     }
 }
 
-/* The end of a data-path case: the model's and the trap's statistics,
- * then the trap freed; returns whether dirty tracking ran. */
+/* Waits (at most 2 s) until no page of @m is EVICTING: background
+ * eviction may still be unmapping a batch after the accesses ended, and
+ * the model counts an eviction when it picks the victim, the trap its
+ * unmap only after that. */
+static inline void settle_evictions(const struct cxlssd_model *m)
+{
+    uint64_t npages = cxlssd_model_pages(m);
+    for (int i = 0; i < 20000; i++) {
+        uint64_t p = 0;
+        while (p < npages && cxlssd_page_state(m, p) != CXLSSD_EVICTING) {
+            p++;
+        }
+        if (p == npages) {
+            return;
+        }
+        struct timespec ts = { 0, 100000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* The end of a data-path case: the model's and the trap's statistics once
+ * evictions settled, then the trap freed; returns whether dirty tracking
+ * ran. */
 static inline bool finish_trap(struct cxlssd_trap *t, struct cxlssd_model *m,
                                struct cxlssd_stats *s,
                                struct cxlssd_trap_stats *ts)
 {
+    settle_evictions(m);
     cxlssd_model_get_stats(m, s);
     cxlssd_trap_get_stats(t, ts);
     bool wp = cxlssd_trap_dirty_tracking(t);
