@@ -2,7 +2,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,25 +156,29 @@ static void put_reasons(FILE *out, unsigned r)
     }
 }
 
-void tdm_stats_put_field(FILE *out, const char *s)
+char *tdm_stats_field(char *dst, const char *s)
 {
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, out);
-        return;
+    bool quote = strpbrk(s, ",\"\r\n") != NULL;
+    if (quote) {
+        *dst++ = '"';
     }
-    fputc('"', out);
     for (; *s; s++) {
         if (*s == '"') {
-            fputc('"', out);
+            *dst++ = '"';
         }
-        fputc(*s, out);
+        *dst++ = *s;
     }
-    fputc('"', out);
+    if (quote) {
+        *dst++ = '"';
+    }
+    *dst = '\0';
+    return dst;
 }
 
 /* the rows with a count (a forked child's inherited files have none) */
 static void put_rows(FILE *out, const char *flush)
 {
+    char path[2 * PATH_MAX + 3];
     for (struct tdm_stats_file *f = files; f; f = f->next) {
         uint64_t any = 0;
         for (int c = 0; c < TDM_C_COUNT; c++) {
@@ -181,8 +187,8 @@ static void put_rows(FILE *out, const char *flush)
         if (!any) {
             continue;
         }
-        fprintf(out, "%ld,", (long)getpid());
-        tdm_stats_put_field(out, f->path);
+        tdm_stats_field(path, f->path);
+        fprintf(out, "%ld,%s", (long)getpid(), path);
         fprintf(out, ",%ju,%ju,%s,", (uintmax_t)f->dev, (uintmax_t)f->ino,
                 map_name(atomic_load(&f->map)));
         put_reasons(out, atomic_load(&f->reasons));

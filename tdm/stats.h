@@ -114,8 +114,13 @@ void tdm_stats_unlock(void);
 void tdm_stats_lock_all(void);
 void tdm_stats_unlock_all(void);
 
-/* a CSV field: quoted where it holds a comma, a quote or a line break */
-void tdm_stats_put_field(FILE *out, const char *s);
+/*
+ * @s as a CSV field at @dst, quoted where it holds a comma, a quote or a
+ * line break: at most 2 * strlen(@s) + 2 bytes and a NUL.  Returns the
+ * NUL's address.  No allocation: interval rows are written on the
+ * read/write path.
+ */
+char *tdm_stats_field(char *dst, const char *s);
 
 /*
  * Appends @len bytes of @rows to @path_template ("%p" = pid) under an

@@ -5,13 +5,15 @@
  * script's seconds share their boundaries.  The first call of a new
  * interval claims it (CAS on the index) and appends what each file
  * counted since the last row; the counters stay the per-file atomics, and
- * the only lock taken is the list's, once per interval.  A call racing
- * with the claim may land in the neighbouring interval's row.
+ * the only locks taken are the list's and the append's, once per
+ * interval.  A call racing with the claim may land in the neighbouring
+ * interval's row.
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdbool.h>
-#include <stdlib.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -61,8 +63,31 @@ void tdm_stats_interval_start(uint64_t interval_ms, const char *template)
                      tdm_stats_interval_ns);
 }
 
-/* @f's row of what it counted since the last one; false if nothing */
-static bool put_row(FILE *out, struct tdm_stats_file *f, uint64_t idx)
+/*
+ * A row: the path quoted (a name under PATH_MAX, files.c), its numbers of
+ * at most 20 digits and a comma each, and the newline.  Rows are formatted
+ * into a static buffer, under the list's lock, and never allocate: they
+ * are written on the read/write path, and a forked child must not find an
+ * allocator's lock taken by a thread it does not have (glibc's malloc
+ * takes care of that; others, ASan's among them, do not).
+ */
+#define ROW_NUMBERS (5 + NROW + 2 * TDM_SIZE_BUCKETS)
+#define ROW_MAX (2 * PATH_MAX + 3 + ROW_NUMBERS * 21 + 1)
+static char rows[4 * ROW_MAX];
+
+/* formats into rows at @len; the caller left ROW_MAX free */
+__attribute__((format(printf, 2, 3)))
+static void put(size_t *len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(rows + *len, sizeof(rows) - *len, fmt, ap);
+    va_end(ap);
+    *len += n > 0 ? (size_t)n : 0;
+}
+
+/* @f's row of what it counted since the last one, at rows + @len */
+static void put_row(size_t *len, struct tdm_stats_file *f, uint64_t idx)
 {
     uint64_t now[NROW], sizes[2][TDM_SIZE_BUCKETS], any = 0;
     for (size_t i = 0; i < NROW; i++) {
@@ -76,46 +101,43 @@ static bool put_row(FILE *out, struct tdm_stats_file *f, uint64_t idx)
         }
     }
     if (!any) {
-        return false;
+        return;
     }
-    fprintf(out, "%" PRIu64 ",%" PRIu64 ",%ld,", idx * tdm_stats_interval_ns,
-            tdm_stats_interval_ns, (long)getpid());
-    tdm_stats_put_field(out, f->path);
-    fprintf(out, ",%ju,%ju", (uintmax_t)f->dev, (uintmax_t)f->ino);
+    put(len, "%" PRIu64 ",%" PRIu64 ",%ld,", idx * tdm_stats_interval_ns,
+        tdm_stats_interval_ns, (long)getpid());
+    *len = (size_t)(tdm_stats_field(rows + *len, f->path) - rows);
+    put(len, ",%ju,%ju", (uintmax_t)f->dev, (uintmax_t)f->ino);
     for (size_t i = 0; i < NROW; i++) {
-        fprintf(out, ",%" PRIu64, now[i] - f->c_reported[row_counters[i]]);
+        put(len, ",%" PRIu64, now[i] - f->c_reported[row_counters[i]]);
         f->c_reported[row_counters[i]] = now[i];
     }
     for (int w = 0; w < 2; w++) {
         for (int b = 0; b < TDM_SIZE_BUCKETS; b++) {
-            fprintf(out, ",%" PRIu64, sizes[w][b] - f->sizes_reported[w][b]);
+            put(len, ",%" PRIu64, sizes[w][b] - f->sizes_reported[w][b]);
             f->sizes_reported[w][b] = sizes[w][b];
         }
     }
-    fputc('\n', out);
-    return true;
+    put(len, "\n");
 }
 
 /* appends the counts since the last rows, as interval @idx's */
 static int write_interval(uint64_t idx)
 {
-    char *rows = NULL;
     size_t len = 0;
-    FILE *mem = open_memstream(&rows, &len);
-    if (!mem) {
-        return -1;
-    }
-    bool any = false;
+    int rc = 0;
     for (struct tdm_stats_file *f = tdm_stats_lock(); f; f = f->next) {
-        any |= put_row(mem, f, idx);
+        if (sizeof(rows) - len < ROW_MAX) {
+            rc |= tdm_stats_append(path_template, tdm_stats_interval_header,
+                                   rows, len);
+            len = 0;
+        }
+        put_row(&len, f, idx);
+    }
+    if (len) {
+        rc |= tdm_stats_append(path_template, tdm_stats_interval_header,
+                               rows, len);
     }
     tdm_stats_unlock();
-    int rc = fclose(mem) ? -1 : 0;
-    if (!rc && any) {
-        rc = tdm_stats_append(path_template, tdm_stats_interval_header, rows,
-                              len);
-    }
-    free(rows);
     return rc;
 }
 

@@ -8,25 +8,37 @@
 # $TDM_OPS_DIRECT) and the variables given; one TAP line saying whether
 # the traces match byte for byte.  The layered run's statistics land in
 # DIR/stats.csv; TDM_COMPARED adds up the calls compared.  TDM_OPS_ARGS:
-# more arguments for tdm_ops (--calls N).
+# more arguments for tdm_ops (--calls N).  A run that has not ended after
+# TDM_OPS_TIMEOUT seconds (default 300; a sanitizer build takes under 30)
+# is killed and fails the check (exit 124) instead of stalling the tests.
 TDM_COMPARED=0
+tdm_bounded() {
+    if command -v timeout >/dev/null 2>&1; then
+        timeout -s KILL "${TDM_OPS_TIMEOUT:-300}" "$@"
+        rc_bounded=$?
+        # timeout -s KILL: 137 for the kill, as for a crash; say which
+        [ "$rc_bounded" -ne 137 ] || rc_bounded=124
+        return "$rc_bounded"
+    fi
+    "$@"
+}
 tdm_compare() {
     what=$1 dir=$2 seed=$3
     shift 3
     rm -rf "$dir/plain" "$dir/layer" "$dir/stats.csv"
     mkdir -p "$dir/plain" "$dir/layer"
     # shellcheck disable=SC2086 # TDM_OPS_ARGS: words
-    "$TDM_OPS" ${TDM_OPS_ARGS:-} --seed "$seed" --trace "$dir/plain.trace" \
-        "$dir/plain" >"$dir/plain.out" 2>&1
+    tdm_bounded "$TDM_OPS" ${TDM_OPS_ARGS:-} --seed "$seed" \
+        --trace "$dir/plain.trace" "$dir/plain" >"$dir/plain.out" 2>&1
     rc_plain=$?
     if [ -n "${TDM_OPS_DIRECT:-}" ]; then
-        env TDM_STATS="$dir/stats.csv" "$@" "$TDM_OPS_DIRECT" ${TDM_OPS_ARGS:-} \
-            --seed "$seed" --trace "$dir/layer.trace" "$dir/layer" \
-            >"$dir/layer.out" 2>&1
-    else
-        env LD_PRELOAD="$TDM_LIB" TDM_STATS="$dir/stats.csv" "$@" "$TDM_OPS" \
+        tdm_bounded env TDM_STATS="$dir/stats.csv" "$@" "$TDM_OPS_DIRECT" \
             ${TDM_OPS_ARGS:-} --seed "$seed" --trace "$dir/layer.trace" \
             "$dir/layer" >"$dir/layer.out" 2>&1
+    else
+        tdm_bounded env LD_PRELOAD="$TDM_LIB" TDM_STATS="$dir/stats.csv" "$@" \
+            "$TDM_OPS" ${TDM_OPS_ARGS:-} --seed "$seed" \
+            --trace "$dir/layer.trace" "$dir/layer" >"$dir/layer.out" 2>&1
     fi
     rc=$?
     lines=$(wc -l <"$dir/plain.trace" 2>/dev/null || echo 0)
@@ -38,6 +50,9 @@ tdm_compare() {
         return 0
     fi
     ok 1 "$what: the same results with the layer (exit $rc_plain and $rc)"
+    case "$rc_plain $rc" in
+    *124*) echo "exit 124: killed after ${TDM_OPS_TIMEOUT:-300} s" | diag ;;
+    esac
     { diff "$dir/plain.trace" "$dir/layer.trace" | head -20
       tail -5 "$dir/plain.out" "$dir/layer.out"; } 2>&1 | diag
     return 1
