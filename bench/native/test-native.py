@@ -10,8 +10,9 @@
   row per miss sample, components summing to the total exactly, totals equal
   to MIO's samples, no miss faster than the configured NAND read, the VM
   runner's summarize_point() reads the folder unchanged;
-- overlap: two threads over 1.5x the cache chase through one window
-  (overlap_fraction >= 0.9) and hit no more than one thread does;
+- overlap: two threads over 1.5x the cache chase through one window (it
+  holds 90% of the samples, rates within 2:1) and hit no more than one
+  thread does;
 - the plain-memory baseline (--ram-baseline): chased in the same MIO run as
   the device, samples interleaved; writes mio-ram-*.csv with as many samples
   as mio-dax-*.csv and the same chain.
@@ -182,12 +183,21 @@ def main():
     # evictor thread competes with the two chasers for these 2 cores, so
     # both progress at one rate (measured with a compile running on both
     # cores: overlap_fraction 0.89-0.97, hit fraction 0.651-0.672 against
-    # one thread's 0.665).  A run counts when overlap_fraction >= 0.9 and
-    # each thread took at least 40% of the window's samples (up to 3 tries
-    # for one), and fails above one thread's fraction + 0.05.  Threads that
-    # did not chase together, the failure this catches, gave 0.70-1.00:
-    # MIO's threads, when each waited at the barrier after its own warm-up,
-    # left the cache to the last one (20000 samples at 0.98 against 500).
+    # one thread's 0.665).  A run counts when the window holds at least 90%
+    # of the samples taken (the threads started together) and the slower
+    # thread took at least a third of them (up to 3 tries for one), and
+    # fails above one thread's fraction + 0.05.  Uneven rates raise the hit
+    # fraction (the faster thread's pages stay longer): Che's approximation
+    # for FIFO gives 0.667 at equal rates, 0.680 at 62:38, 0.692 at 2:1,
+    # inside the 0.05, and 0.726 at 3:1.  Measured alone on this host's 2
+    # cores: 12 runs in a row gave shares 0.31-0.50 (median 0.49; one
+    # below 1/3) at hit fractions 0.660-0.697, the window always all of the
+    # samples; the 3 tries of a clean-clone CI run gave 0.38-0.43
+    # (overlap_fraction 0.76-0.86, which the former count at 0.9 refused).
+    # Threads that did not chase together, the failure this catches, gave
+    # 0.70-1.00: MIO's threads, when each waited at the barrier after its
+    # own warm-up, left the cache to the last one (20000 samples at 0.98
+    # against 500: a share of 0.02).
     chase = ["--pattern", "rand", "--stride", "64", "--wss-ratio", "1.5",
              "--samples", "20000", "--quiet"]
     device = ["--size", "64M", "--device",
@@ -214,6 +224,8 @@ def main():
         diag(out[-2000:] + err[-2000:])
     overlapped = None
     tries = []
+    counted_run = ("a 2-thread run whose window holds >= 90% of the samples "
+                   "taken, each thread >= 1/3 of them, in 3 tries")
     for attempt in range(3):
         outdir = os.path.join(tmp, f"overlap{attempt}")
         rc, out, err = run(device + ["--out", outdir, "--"] + chase + ["--threads", "2"])
@@ -230,22 +242,20 @@ def main():
            f"overlap try {attempt}: overlap_fraction={of} ({len(raw)} of {taken} "
            f"samples taken in the window)")
         share = min_thread_share(outdir)
-        tries.append(f"overlap_fraction={of} share={share:.2f} hit_fraction={hf:.3f}")
-        if of >= 0.9 and share >= 0.4:
+        tries.append(f"overlap_fraction={of} window={len(raw) / taken:.2f} "
+                     f"share={share:.2f} hit_fraction={hf:.3f}")
+        if len(raw) >= 0.9 * taken and share >= 1 / 3:
             overlapped = hf
             break
     for t in tries:
         diag(t)
     uneven = None if overlapped is not None else uneven_cpus(device, chase)
     if uneven:
-        for what in ("a 2-thread run with overlap_fraction >= 0.9 and each thread "
-                     "at >= 40% of the samples in 3 tries",
+        for what in (counted_run,
                      "a 2-thread run chasing together hits no more than one thread"):
             tap.skip(f"overlap: {what}", uneven)
     else:
-        ok(overlapped is not None,
-           "overlap: a 2-thread run with overlap_fraction >= 0.9 and each thread "
-           "at >= 40% of the samples in 3 tries")
+        ok(overlapped is not None, f"overlap: {counted_run}")
         ok(overlapped is not None and overlapped <= bound,
            f"overlap: a 2-thread run chasing together hits "
            f"{overlapped if overlapped is not None else float('nan'):.3f} "
