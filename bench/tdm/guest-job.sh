@@ -146,11 +146,12 @@ land() {
 
 # stop_tracer RUN: waits for the tracer (tdm-syscalls ends bpftrace once
 # the run has landed) at most TRACER_STOP_SECS and notes the wait in
-# trace-RUN.txt (tracer_stop_s=).  A test boot hung here twice, the guest
-# idle after the run's end marker.  A tracer still running then is killed
-# with its children; what each was doing (state, wchan, kernel stack per
-# thread) is emitted as tracer-hung-RUN.txt and goes to the console, and
-# stop_tracer fails: the caller runs RUN again
+# trace-RUN.txt (tracer_stop_s=).  Two test boots hung at this wait
+# (bench/tdm/README.md); whatever the cause, the job must not wait
+# forever.  A tracer still running then is killed with its children;
+# what each was doing (state, wchan, kernel stack per thread) is emitted
+# as tracer-hung-RUN.txt and goes to the console, and stop_tracer fails:
+# the caller runs RUN again
 stop_tracer() {
     [ -n "$tracer" ] || return 0
     n=0
@@ -164,8 +165,9 @@ stop_tracer() {
         return 0
     fi
     hung=/tmp/tracer-hung-$1.txt
+    procs="$(awk -v t="$tracer" '$4 == t { print $1 }' /proc/[0-9]*/stat 2>/dev/null || true) $tracer"
     { echo "tracer_hung=$1: tdm-syscalls (pid $tracer) still ran $TRACER_STOP_SECS s after the run landed"
-      for p in $(awk -v t="$tracer" '$4 == t { print $1 }' /proc/[0-9]*/stat 2>/dev/null) "$tracer"; do
+      for p in $procs; do
           echo "pid $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-160)"
           for t in /proc/$p/task/*; do
               echo "  task ${t##*/}: state $(cut -d' ' -f3 "$t/stat" 2>/dev/null) wchan $(cat "$t/wchan" 2>/dev/null)"
@@ -175,7 +177,7 @@ stop_tracer() {
       cat "/tmp/trace-$1.txt" 2>/dev/null || true
     } >"$hung"
     sed 's/^/tdm-job: /' "$hung" >/dev/kmsg 2>/dev/null || true
-    for p in $(awk -v t="$tracer" '$4 == t { print $1 }' /proc/[0-9]*/stat 2>/dev/null) "$tracer"; do
+    for p in $procs; do
         kill -KILL "$p" 2>/dev/null || true
     done
     wait "$tracer" 2>/dev/null || true
