@@ -83,19 +83,19 @@ plan_run() {
         fi
         echo "esac"
         # KVM_NESTED_CRASH_AFTER=NAME crashes L1 once NAME is done, in the
-        # boot that ran it (a check of the retry: boot again, skip NAME);
+        # first boot only (a check of the retry: boot again, skip NAME);
         # KVM_NESTED_RESET_AFTER=NAME resets it at once, no panic (what a
         # triple fault looks like from the host); KVM_NESTED_STALL_AFTER=NAME
         # silences it instead (heartbeat stopped, the plan asleep: what the
         # host sees of an L1 whose vCPUs all stopped).
         if [ "${KVM_NESTED_CRASH_AFTER:-}" = "$name" ]; then
-            echo "case \" \${SKIP_RUNS:-} \" in *' $name '*) ;; *) echo c >/proc/sysrq-trigger ;; esac"
+            echo "[ -n \"\${SKIP_RUNS+retry}\" ] || echo c >/proc/sysrq-trigger"
         fi
         if [ "${KVM_NESTED_RESET_AFTER:-}" = "$name" ]; then
-            echo "case \" \${SKIP_RUNS:-} \" in *' $name '*) ;; *) echo b >/proc/sysrq-trigger ;; esac"
+            echo "[ -n \"\${SKIP_RUNS+retry}\" ] || echo b >/proc/sysrq-trigger"
         fi
         if [ "${KVM_NESTED_STALL_AFTER:-}" = "$name" ]; then
-            echo "case \" \${SKIP_RUNS:-} \" in *' $name '*) ;; *) kill -STOP \"\$(cat /tmp/heartbeat.pid)\"; sleep 100000 ;; esac"
+            echo "[ -n \"\${SKIP_RUNS+retry}\" ] || { kill -STOP \"\$(cat /tmp/heartbeat.pid)\"; sleep 100000; }"
         fi
     } >>"$plan"
 }
@@ -109,14 +109,25 @@ plan_skipping() {
 }
 
 # l1_done_runs DIR: the L2 runs whose files all came back from L1 (l2-run
-# sends NAME.done last), in the boot DIR/l1 and the kept attempts.
+# sends NAME.done last), in the boot DIR/l1 and the kept attempts.  A run
+# whose state in L1 a later run reads (L1_RUN_CHAINS, "FIRST:THEN" words:
+# media2 reads the file media left on L1's tmpfs, lost when L1 boots
+# again) counts as done only when THEN is done too.
 l1_done_runs() {
-    local f
-    for f in "$1"/l1/*.done "$1"/l1.fail*/*.done; do
+    local f pair done_runs
+    done_runs=" $(for f in "$1"/l1/*.done "$1"/l1.fail*/*.done; do
         [ -f "$f" ] || continue
         f=${f##*/}
         echo "${f%.done}"
-    done | sort -u
+    done | sort -u | paste -sd " " -) "
+    for pair in ${L1_RUN_CHAINS:-}; do
+        case $done_runs in
+        *" ${pair#*:} "*) ;;
+        *) done_runs=${done_runs/ ${pair%%:*} / } ;;
+        esac
+    done
+    # shellcheck disable=SC2086  # trims the padding spaces
+    echo $done_runs
 }
 
 # boot_l1 PLAN DIR TIMEOUT: boot L1 under TCG (-cpu max: SVM + NPT) with the
@@ -145,7 +156,9 @@ boot_l1() {
 # done in the kept attempts DIR/l1.failN) into DIR/runs/NAME/.
 split_l2_results() {
     local dir=$1 f g name kept
-    for kept in "$dir"/l1.fail*/; do
+    # the newest attempt first: a run done twice (a chain's FIRST) comes
+    # from the boot that ran its THEN
+    while IFS= read -r kept; do
         [ -d "$kept" ] || continue
         for f in "$kept"*.done; do
             [ -f "$f" ] || continue
@@ -154,7 +167,7 @@ split_l2_results() {
             [ -e "$dir/l1/$name.done" ] && continue
             cp -p "$kept$name".* "$dir/l1/"
         done
-    done
+    done < <(printf '%s\n' "$dir"/l1.fail*/ | sort -rV)
     for f in "$dir"/l1/*.results.raw; do
         [ -f "$f" ] || continue
         name=${f##*/}
@@ -210,7 +223,7 @@ boot_l1_retrying() {
         local keep="$dir/l1.fail$l1_retries"
         mv "$dir/l1" "$keep"
         mv "$dir/l1.boot.log" "$keep.boot.log"
-        done_runs=$(l1_done_runs "$dir" | paste -sd " " -)
+        done_runs=$(l1_done_runs "$dir")
         echo "# $why; L1 boots again, $((l1_retries + 1)) of $L1_BOOTS, skipping the L2 runs done: ${done_runs:-none} (this attempt in $keep)"
         # shellcheck disable=SC2086  # done_runs: a word list
         plan_skipping "$plan" $done_runs >"$dir/plan.boot$((l1_retries + 1))"
